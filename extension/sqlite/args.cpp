@@ -1,0 +1,62 @@
+#include "sqlite/args.hpp"
+
+#include "core/format.hpp"
+
+namespace optdp::sql {
+
+std::string describe(sqlite3_value* v) {
+  switch (sqlite3_value_type(v)) {
+    case SQLITE_NULL:
+      return "NULL";
+    case SQLITE_INTEGER:
+      return std::to_string(sqlite3_value_int64(v));
+    case SQLITE_FLOAT:
+      return format_double(sqlite3_value_double(v));
+    case SQLITE_TEXT: {
+      const char* t = reinterpret_cast<const char*>(sqlite3_value_text(v));
+      std::string s = t ? t : "";
+      if (s.size() > 40) s = s.substr(0, 40) + "...";
+      return "text '" + s + "'";
+    }
+    default:
+      return "a blob of " + std::to_string(sqlite3_value_bytes(v)) + " bytes";
+  }
+}
+
+double number_arg(sqlite3_value* v, const char* name) {
+  const int t = sqlite3_value_type(v);
+  if (t == SQLITE_FLOAT || t == SQLITE_INTEGER) return sqlite3_value_double(v);
+  throw std::invalid_argument(std::string(name) + " must be a number, but is " + describe(v));
+}
+
+std::int64_t integer_arg(sqlite3_value* v, const char* name) {
+  if (sqlite3_value_type(v) == SQLITE_INTEGER) return sqlite3_value_int64(v);
+  throw std::invalid_argument(std::string(name) + " must be an integer, but is " + describe(v));
+}
+
+void require_same_number(sqlite3_value* v, double first, const char* name) {
+  const int t = sqlite3_value_type(v);
+  if ((t == SQLITE_FLOAT || t == SQLITE_INTEGER) && sqlite3_value_double(v) == first) return;
+  throw std::invalid_argument(std::string(name) + " must be the same in every row of a group, but changed from " +
+                              format_double(first) + " to " + describe(v));
+}
+
+void report_current_exception(sqlite3_context* ctx, const char* function) noexcept {
+  try {
+    try {
+      throw;
+    } catch (const std::bad_alloc&) {
+      sqlite3_result_error_nomem(ctx);
+    } catch (const std::exception& e) {
+      const std::string msg = std::string(function) + ": " + e.what();
+      sqlite3_result_error(ctx, msg.c_str(), -1);
+    } catch (...) {
+      const std::string msg = std::string(function) + ": internal error";
+      sqlite3_result_error(ctx, msg.c_str(), -1);
+    }
+  } catch (...) {  // building the message itself failed
+    sqlite3_result_error_nomem(ctx);
+  }
+}
+
+}  // namespace optdp::sql

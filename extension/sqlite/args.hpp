@@ -1,0 +1,48 @@
+// optdp SQLite bindings: reading SQL arguments and reporting errors.
+//
+// Every callback runs inside guard(), which turns any C++ exception into an
+// SQL error "<function>: <message>" (std::bad_alloc into SQLITE_NOMEM), so no
+// exception ever crosses into SQLite. Argument readers throw
+// std::invalid_argument with "<argument> must be ..., but is <value>".
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <new>
+#include <stdexcept>
+#include <string>
+
+#include "sqlite/api.hpp"
+
+namespace optdp::sql {
+
+// How a value is shown in messages: NULL, 1.5, inf, NaN, 42, text 'abc', a blob of 3 bytes.
+std::string describe(sqlite3_value* v);
+
+// A finite or infinite number given as INTEGER or REAL; anything else throws
+// "<name> must be a number, but is <value>".
+double number_arg(sqlite3_value* v, const char* name);
+
+// An INTEGER; anything else throws "<name> must be an integer, but is <value>".
+std::int64_t integer_arg(sqlite3_value* v, const char* name);
+
+// Throws "<name> must be the same in every row of a group, but changed from
+// <first> to <value>" unless v is a number equal to first.
+void require_same_number(sqlite3_value* v, double first, const char* name);
+
+// Sets the error of ctx from the exception in flight. Call only in a catch block.
+void report_current_exception(sqlite3_context* ctx, const char* function) noexcept;
+
+// Runs body(); on an exception reports it as the SQL error of ctx and returns false.
+template <class Body>
+bool guard(sqlite3_context* ctx, const char* function, Body&& body) noexcept {
+  try {
+    body();
+    return true;
+  } catch (...) {
+    report_current_exception(ctx, function);
+    return false;
+  }
+}
+
+}  // namespace optdp::sql

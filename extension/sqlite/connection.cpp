@@ -1,0 +1,22 @@
+#include "sqlite/connection.hpp"
+
+namespace optdp::sql {
+
+Connection::Connection() = default;
+
+void Connection::seed(std::optional<std::uint64_t> seed) {
+  if (seed) seeded_ = std::make_unique<SeededRng>(*seed);
+  else seeded_.reset();
+}
+
+const TwoSidedGeometric& Connection::two_sided_geometric(double alpha) {
+  if (!geo_cache_ || geo_cache_->alpha() != alpha) geo_cache_ = std::make_unique<TwoSidedGeometric>(alpha);
+  return *geo_cache_;
+}
+
+void Connection::release(void* self) {
+  auto* c = static_cast<Connection*>(self);
+  if (--c->refs_ == 0) delete c;
+}
+
+}  // namespace optdp::sql

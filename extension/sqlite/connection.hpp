@@ -1,0 +1,46 @@
+// optdp SQLite bindings: state kept per database connection.
+//
+// One Connection is created by sqlite3_optdp_init and handed to every
+// function as its user data. It is reference counted: each registration holds
+// one reference, released by SQLite's xDestroy when the function is replaced
+// or the connection closes.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "core/rng.hpp"
+#include "core/samplers.hpp"
+#include "sqlite/api.hpp"
+
+namespace optdp::sql {
+
+class Connection {
+ public:
+  Connection();
+
+  // The noise source: the OS CSPRNG unless dp_seed(n) chose a seeded one.
+  Rng& rng() { return seeded_ ? static_cast<Rng&>(*seeded_) : os_; }
+  void seed(std::optional<std::uint64_t> seed);
+
+  // A two-sided geometric sampler for alpha, cached: building one costs
+  // tens of microseconds (binary128 exp per digit), a GROUP BY would pay it per group.
+  const TwoSidedGeometric& two_sided_geometric(double alpha);
+
+  void retain() { ++refs_; }
+  static void release(void* self);
+
+ private:
+  OsRng os_;
+  std::unique_ptr<SeededRng> seeded_;
+  std::unique_ptr<TwoSidedGeometric> geo_cache_;
+  int refs_ = 0;
+};
+
+// The Connection of the function being called.
+inline Connection& connection(sqlite3_context* ctx) {
+  return *static_cast<Connection*>(sqlite3_user_data(ctx));
+}
+
+}  // namespace optdp::sql

@@ -1,0 +1,175 @@
+#include "sqlite/constant_args.hpp"
+
+#include <cctype>
+#include <cstring>
+#include <stdexcept>
+
+namespace optdp::sql {
+
+namespace {
+
+bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$'; }
+
+// If sql[i] starts a string, quoted identifier or comment, returns the index
+// just past it; otherwise returns i.
+std::size_t skip_quoted(std::string_view sql, std::size_t i) {
+  const std::size_t n = sql.size();
+  const char c = sql[i];
+  if (c == '\'' || c == '"' || c == '`') {
+    for (std::size_t j = i + 1; j < n; ++j) {
+      if (sql[j] == c) {
+        if (j + 1 < n && sql[j + 1] == c) { ++j; continue; }  // doubled quote
+        return j + 1;
+      }
+    }
+    return n;
+  }
+  if (c == '[') {
+    const auto j = sql.find(']', i + 1);
+    return j == std::string_view::npos ? n : j + 1;
+  }
+  if (c == '-' && i + 1 < n && sql[i + 1] == '-') {
+    const auto j = sql.find('\n', i + 2);
+    return j == std::string_view::npos ? n : j + 1;
+  }
+  if (c == '/' && i + 1 < n && sql[i + 1] == '*') {
+    const auto j = sql.find("*/", i + 2);
+    return j == std::string_view::npos ? n : j + 2;
+  }
+  return i;
+}
+
+std::string trim(std::string_view s) {
+  std::size_t a = 0, b = s.size();
+  while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
+  while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
+  return std::string(s.substr(a, b - a));
+}
+
+bool iequal(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+  return true;
+}
+
+struct Stmt {
+  sqlite3_stmt* p = nullptr;
+  ~Stmt() { sqlite3_finalize(p); }
+};
+
+struct SqlText {
+  char* expanded = nullptr;
+  ~SqlText() { sqlite3_free(expanded); }
+};
+
+bool same_value(sqlite3_value* a, sqlite3_value* b) {
+  const int t = sqlite3_value_type(a);
+  if (t != sqlite3_value_type(b)) return false;
+  switch (t) {
+    case SQLITE_NULL: return true;
+    case SQLITE_INTEGER: return sqlite3_value_int64(a) == sqlite3_value_int64(b);
+    case SQLITE_FLOAT: return sqlite3_value_double(a) == sqlite3_value_double(b);
+    default: {
+      const int n = sqlite3_value_bytes(a);
+      if (n != sqlite3_value_bytes(b)) return false;
+      const void* pa = t == SQLITE_TEXT ? static_cast<const void*>(sqlite3_value_text(a)) : sqlite3_value_blob(a);
+      const void* pb = t == SQLITE_TEXT ? static_cast<const void*>(sqlite3_value_text(b)) : sqlite3_value_blob(b);
+      return n == 0 || std::memcmp(pa, pb, static_cast<std::size_t>(n)) == 0;
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::vector<std::string>> find_calls(std::string_view sql, std::string_view name) {
+  std::vector<std::vector<std::string>> calls;
+  const std::size_t n = sql.size();
+  std::size_t i = 0;
+  while (i < n) {
+    const std::size_t q = skip_quoted(sql, i);
+    if (q != i) { i = q; continue; }
+    if (!word_char(sql[i])) { ++i; continue; }
+    std::size_t j = i;
+    while (j < n && word_char(sql[j])) ++j;
+    const bool match = iequal(sql.substr(i, j - i), name) && (i == 0 || sql[i - 1] != '.');
+    i = j;
+    if (!match) continue;
+    // Skip blanks and comments up to '('.
+    std::size_t k = j;
+    for (;;) {
+      while (k < n && std::isspace(static_cast<unsigned char>(sql[k]))) ++k;
+      const bool comment = k + 1 < n && ((sql[k] == '-' && sql[k + 1] == '-') || (sql[k] == '/' && sql[k + 1] == '*'));
+      if (!comment) break;
+      k = skip_quoted(sql, k);
+    }
+    if (k >= n || sql[k] != '(') continue;
+    std::vector<std::string> args;
+    int depth = 0;
+    std::size_t start = k + 1, p = k + 1;
+    bool closed = false;
+    while (p < n) {
+      const std::size_t s = skip_quoted(sql, p);
+      if (s != p) { p = s; continue; }
+      const char c = sql[p];
+      if (c == '(') ++depth;
+      else if (c == ')') {
+        if (depth == 0) { closed = true; break; }
+        --depth;
+      } else if (c == ',' && depth == 0) {
+        args.push_back(trim(sql.substr(start, p - start)));
+        start = p + 1;
+      }
+      ++p;
+    }
+    if (!closed) continue;
+    std::string last = trim(sql.substr(start, p - start));
+    if (!(args.empty() && last.empty())) args.push_back(std::move(last));
+    calls.push_back(std::move(args));
+  }
+  return calls;
+}
+
+std::vector<ValuePtr> constant_args(sqlite3* db, const char* name, int nargs, int first) {
+  const std::string why = std::string("the query matched no rows, so its parameters must be read from the statement, "
+                                      "but ");
+  std::vector<ValuePtr> result;
+  bool found = false;
+  for (sqlite3_stmt* s = sqlite3_next_stmt(db, nullptr); s; s = sqlite3_next_stmt(db, s)) {
+    if (!sqlite3_stmt_busy(s)) continue;
+    SqlText text;
+    text.expanded = sqlite3_expanded_sql(s);
+    const char* sql = text.expanded ? text.expanded : sqlite3_sql(s);
+    if (!sql) continue;
+    for (const auto& args : find_calls(sql, name)) {
+      if (static_cast<int>(args.size()) != nargs) continue;
+      std::string select = "SELECT ";
+      for (int a = first; a < nargs; ++a) select += (a > first ? ", (" : "(") + args[a] + ")";
+      Stmt eval;
+      if (sqlite3_prepare_v2(db, select.c_str(), -1, &eval.p, nullptr) != SQLITE_OK || !eval.p ||
+          sqlite3_step(eval.p) != SQLITE_ROW)
+        throw std::invalid_argument(why + "they are not constant expressions (" + select.substr(7) +
+                                    "); count from a one-row table with LEFT JOIN instead (see the reference)");
+      std::vector<ValuePtr> vals;
+      for (int a = 0; a < nargs - first; ++a) {
+        vals.emplace_back(sqlite3_value_dup(sqlite3_column_value(eval.p, a)));
+        if (!vals.back()) throw std::bad_alloc();
+      }
+      if (!found) {
+        result = std::move(vals);
+        found = true;
+        continue;
+      }
+      for (int a = 0; a < nargs - first; ++a)
+        if (!same_value(result[a].get(), vals[a].get()))
+          throw std::invalid_argument(why + "the statement calls it with different parameters; "
+                                            "count from a one-row table with LEFT JOIN instead (see the reference)");
+    }
+  }
+  if (!found)
+    throw std::invalid_argument(why + "no call with " + std::to_string(nargs) +
+                                " arguments was found in the running statements");
+  return result;
+}
+
+}  // namespace optdp::sql

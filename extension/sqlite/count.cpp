@@ -1,0 +1,79 @@
+// private_count(alpha) and private_count(x, alpha): the number of rows of the
+// group (rows with x IS NOT NULL in the two-argument form) plus two-sided
+// geometric(alpha) noise, an INTEGER. See sql/reference.md.
+#include <cstdint>
+#include <limits>
+
+#include "core/samplers.hpp"
+#include "sqlite/args.hpp"
+#include "sqlite/connection.hpp"
+#include "sqlite/constant_args.hpp"
+#include "sqlite/functions.hpp"
+
+namespace optdp::sql {
+
+namespace {
+
+constexpr const char* kName = "private_count";
+
+// Aggregate context: plain data, zeroed by SQLite on allocation.
+struct CountState {
+  std::int64_t rows;
+  double alpha;
+  bool started;  // alpha read and validated from the first row
+  bool failed;   // a step reported an error: release nothing
+};
+
+void finish(sqlite3_context* ctx, int argc) {
+  guard(ctx, kName, [&] {
+    auto* st = static_cast<CountState*>(sqlite3_aggregate_context(ctx, 0));
+    CountState empty{};
+    if (!st) {
+      // No rows at all: 0 + noise, with alpha read from the statement.
+      auto args = constant_args(sqlite3_context_db_handle(ctx), kName, argc, argc - 1);
+      empty.alpha = number_arg(args[0].get(), "alpha");
+      check_alpha(empty.alpha);
+      empty.started = true;
+      st = &empty;
+    }
+    if (st->failed || !st->started) return;  // the error was reported by the step
+    Connection& conn = connection(ctx);
+    const std::int64_t noise = conn.two_sided_geometric(st->alpha)(conn.rng());
+    std::int64_t out;
+    if (__builtin_add_overflow(st->rows, noise, &out)) throw std::overflow_error("count plus noise overflows INTEGER");
+    sqlite3_result_int64(ctx, out);
+  });
+}
+
+}  // namespace
+
+void private_count_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  auto* st = static_cast<CountState*>(sqlite3_aggregate_context(ctx, sizeof(CountState)));
+  if (!st) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  if (st->failed) return;
+  sqlite3_value* alpha = argv[argc - 1];
+  if (st->started) [[likely]] {
+    // Hot path: the same alpha as the first row.
+    const int t = sqlite3_value_type(alpha);
+    if (!((t == SQLITE_FLOAT || t == SQLITE_INTEGER) && sqlite3_value_double(alpha) == st->alpha)) [[unlikely]] {
+      st->failed = !guard(ctx, kName, [&] { require_same_number(alpha, st->alpha, "alpha"); });
+      if (st->failed) return;
+    }
+  } else {
+    st->failed = !guard(ctx, kName, [&] {
+      st->alpha = number_arg(alpha, "alpha");
+      check_alpha(st->alpha);
+    });
+    if (st->failed) return;
+    st->started = true;
+  }
+  if (argc == 1 || sqlite3_value_type(argv[0]) != SQLITE_NULL) ++st->rows;
+}
+
+void private_count_final1(sqlite3_context* ctx) { finish(ctx, 1); }
+void private_count_final2(sqlite3_context* ctx) { finish(ctx, 2); }
+
+}  // namespace optdp::sql

@@ -1,0 +1,21 @@
+// optdp SQLite bindings: the callbacks registered by sqlite3_optdp_init.
+// Each area lives in its own file; the table of registrations is in optdp.cpp.
+#pragma once
+
+#include "sqlite/api.hpp"
+
+namespace optdp::sql {
+
+// count.cpp: private_count(alpha), private_count(x, alpha)
+void private_count_step(sqlite3_context* ctx, int argc, sqlite3_value** argv);
+void private_count_final1(sqlite3_context* ctx);
+void private_count_final2(sqlite3_context* ctx);
+
+// scalars.cpp
+void dp_alpha(sqlite3_context* ctx, int argc, sqlite3_value** argv);
+void dp_epsilon(sqlite3_context* ctx, int argc, sqlite3_value** argv);
+void dp_version(sqlite3_context* ctx, int argc, sqlite3_value** argv);
+void dp_seed(sqlite3_context* ctx, int argc, sqlite3_value** argv);
+void dp_rng(sqlite3_context* ctx, int argc, sqlite3_value** argv);
+
+}  // namespace optdp::sql

@@ -1,0 +1,84 @@
+/*
+** optdp: differential privacy with provably optimal noise, as a SQLite extension.
+**
+**   .load ./optdp
+**   SELECT private_count(0.5) FROM patients WHERE smoker;        -- count + geometric noise
+**   SELECT private_count(dp_alpha(1.0)) FROM patients;           -- the same at epsilon = 1
+**   SELECT k.ward, private_count(p.id, 0.5)                      -- every public key gets a value
+**     FROM wards k LEFT JOIN patients p ON p.ward = k.ward GROUP BY k.ward;
+**   SELECT dp_seed(42);                                          -- reproducible noise (tests only)
+**
+** This file holds the entry point and the one table of every SQL function the
+** extension registers; each function lives in its own file (count.cpp,
+** scalars.cpp, ...). The reference is sql/reference.md.
+*/
+#include <new>
+
+#include "sqlite/api.hpp"
+#include "sqlite/connection.hpp"
+#include "sqlite/functions.hpp"
+
+SQLITE_EXTENSION_INIT1
+
+namespace optdp::sql {
+namespace {
+
+using Scalar = void (*)(sqlite3_context*, int, sqlite3_value**);
+using Final = void (*)(sqlite3_context*);
+
+constexpr int kDeterministic = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS;
+constexpr int kRandom = SQLITE_UTF8;                       // never DETERMINISTIC
+constexpr int kDirectOnly = SQLITE_UTF8 | SQLITE_DIRECTONLY;  // changes connection state
+
+struct Function {
+  const char* name;
+  int nargs;
+  int flags;
+  Scalar scalar;  // scalar function, or
+  Scalar step;    // aggregate step and
+  Final final;    // final
+};
+
+constexpr Function kFunctions[] = {
+    {"private_count", 1, kRandom, nullptr, private_count_step, private_count_final1},
+    {"private_count", 2, kRandom, nullptr, private_count_step, private_count_final2},
+    {"dp_alpha", 1, kDeterministic, dp_alpha, nullptr, nullptr},
+    {"dp_epsilon", 1, kDeterministic, dp_epsilon, nullptr, nullptr},
+    {"dp_version", 0, kDeterministic, dp_version, nullptr, nullptr},
+    {"dp_seed", 1, kDirectOnly, dp_seed, nullptr, nullptr},
+    {"dp_rng", 0, kRandom, dp_rng, nullptr, nullptr},
+};
+
+int register_all(sqlite3* db, char** pzErrMsg) {
+  Connection* conn = new (std::nothrow) Connection();
+  if (!conn) return SQLITE_NOMEM;
+  conn->retain();  // held until every registration has taken its own reference
+  int rc = SQLITE_OK;
+  for (const Function& f : kFunctions) {
+    conn->retain();
+    rc = sqlite3_create_function_v2(db, f.name, f.nargs, f.flags, conn, f.scalar, f.step, f.final,
+                                    Connection::release);
+    // On failure SQLite has already called xDestroy, dropping that reference.
+    if (rc != SQLITE_OK) {
+      if (pzErrMsg)
+        *pzErrMsg = sqlite3_mprintf("optdp: registering %s/%d failed: %s", f.name, f.nargs, sqlite3_errmsg(db));
+      break;
+    }
+  }
+  Connection::release(conn);
+  return rc;
+}
+
+}  // namespace
+}  // namespace optdp::sql
+
+extern "C" __attribute__((visibility("default"))) int sqlite3_optdp_init(sqlite3* db, char** pzErrMsg,
+                                                                        const sqlite3_api_routines* pApi) {
+  SQLITE_EXTENSION_INIT2(pApi);
+  try {
+    return optdp::sql::register_all(db, pzErrMsg);
+  } catch (...) {  // e.g. libsodium failed to initialise
+    if (pzErrMsg) *pzErrMsg = sqlite3_mprintf("optdp: initialisation failed");
+    return SQLITE_ERROR;
+  }
+}
