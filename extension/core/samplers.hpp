@@ -18,8 +18,8 @@
 //   repeated squaring, which is correctly rounded). Digits whose 128-bit
 //   probability is 0 (p_j < 2^-128) are dropped, which adds at most 2^-126.
 //   Expected cost: one random byte per digit (plus 1/128 on average), and the
-//   number of digits is about log2(89 / -ln(alpha)) + 2: 9 for alpha = 0.5,
-//   39 for alpha = 1 - 1e-9, at most 62 for any double alpha < 1.
+//   number of digits is about log2(89 / -ln(alpha)) + 1: 7 for alpha = 0.5,
+//   37 for alpha = 1 - 1e-9, 60 for the largest double below 1.
 // * TwoSidedGeometric(alpha): P[Z = z] = (1 - alpha)/(1 + alpha) alpha^|z|,
 //   as a fair sign times a Geometric(alpha) magnitude, rejecting (-, 0) so
 //   that 0 is not counted twice; expected 2/(1 + alpha) < 2 magnitudes.
