@@ -27,6 +27,10 @@ double binomial_p(std::int64_t successes, std::int64_t n, double p) {
   return 2 * boost::math::cdf(boost::math::complement(boost::math::normal(), z));
 }
 
+double two_sided(double alpha, std::int64_t k) {
+  return (1 - alpha) / (1 + alpha) * std::pow(alpha, static_cast<double>(std::llabs(k)));
+}
+
 }  // namespace
 
 // --- Bernoulli: exactness by scripted bytes -------------------------------
@@ -227,4 +231,26 @@ TEST(TwoSidedGeometric, SeededIsReproducible) {
   TwoSidedGeometric z(0.5);
   SeededRng a(5), b(5);
   for (int i = 0; i < 1000; ++i) ASSERT_EQ(z(a), z(b));
+}
+
+// The goodness-of-fit tests above have power: the same sample size tells
+// alpha = 0.5 from alpha = 0.52, and the exact law from one with P[0] doubled
+// counted (the classic two-sided bug of not rejecting (-, 0)).
+TEST(TwoSidedGeometric, ChiSquareHasPowerAgainstNearbyLaws) {
+  SeededRng r(10);
+  TwoSidedGeometric z(0.5);
+  std::vector<std::int64_t> samples(200000);
+  for (auto& s : samples) s = z(r);
+  auto wrong_alpha = test::chi_square_samples(
+      samples, [](std::int64_t k) { return (1 - 0.52) / (1 + 0.52) * std::pow(0.52, static_cast<double>(std::llabs(k))); });
+  EXPECT_LT(wrong_alpha.p_value, 1e-6);
+  // Without rejecting (-, 0): P[0] = (1 - a), P[+-k] = (1 - a) a^k / 2, renormalised.
+  Geometric g(0.5);
+  std::vector<std::int64_t> naive(200000);
+  for (auto& s : naive) {
+    const auto m = static_cast<std::int64_t>(g(r));
+    s = r.coin() ? -m : m;
+  }
+  auto naive_fit = test::chi_square_samples(naive, [](std::int64_t k) { return two_sided(0.5, k); });
+  EXPECT_LT(naive_fit.p_value, 1e-6);
 }
