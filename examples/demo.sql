@@ -1,0 +1,42 @@
+-- optdp demo: private counts beside the true ones, on the sample hospital
+-- database (sql/fixtures/hospital.sql). Run by `bash scripts/demo.sh`.
+-- Every private value below changes from run to run: the noise comes from the
+-- operating system's CSPRNG.
+.mode box
+.headers on
+
+SELECT dp_version() AS optdp_version, dp_rng() AS noise_source;
+
+.print
+.print 1. How many patients smoke? True count and private counts at three privacy levels.
+.print    alpha = e^-epsilon: larger alpha means more privacy and more noise.
+SELECT count(*)                                  AS true_count,
+       private_count(0.1)                        AS "alpha 0.1 (eps 2.3)",
+       private_count(dp_alpha(1.0))              AS "eps 1",
+       private_count(0.9)                        AS "alpha 0.9 (eps 0.1)"
+FROM patients WHERE smoker;
+
+.print
+.print 2. Per ward. The keys come from the public table wards, so every ward gets a
+.print    row, even geriatrics with no patients (its private count is 0 + noise).
+SELECT w.ward,
+       count(p.id)                AS true_count,
+       private_count(p.id, 0.5)   AS private_count
+FROM wards w LEFT JOIN patients p ON p.ward = w.ward
+GROUP BY w.ward ORDER BY w.ward;
+
+.print
+.print 3. Clamping into [0, n] (n public, here 2000) is the range-restricted geometric mechanism:
+SELECT count(*) AS true_count,
+       max(0, min(2000, private_count(0.5))) AS clamped_private_count
+FROM patients WHERE age < 5;
+
+.print
+.print 4. The noise of private_count(0.5), 2000 times over the same count (true value 44):
+SELECT noise, count(*) AS times, printf('%.3f', count(*) / 2000.0) AS observed,
+       printf('%.3f', (1 - 0.5) / (1 + 0.5) * power(0.5, abs(noise))) AS exact
+FROM (SELECT private_count(p.id, 0.5) - 44 AS noise
+      FROM (WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 2000) SELECT i FROM s) AS rep
+      LEFT JOIN patients p ON p.ward = 'pediatrics' AND p.smoker
+      GROUP BY rep.i)
+GROUP BY noise HAVING abs(noise) <= 4 ORDER BY noise;
