@@ -1,48 +1,23 @@
 // Scalar helpers: dp_alpha, dp_epsilon, dp_version, dp_seed, dp_rng.
-#include <cmath>
 #include <optional>
 #include <stdexcept>
 #include <string>
 
-extern "C" {
-#include <quadmath.h>
-}
-
-#include "core/format.hpp"
-#include "core/samplers.hpp"
+#include "core/privacy.hpp"
 #include "sqlite/args.hpp"
 #include "sqlite/connection.hpp"
 #include "sqlite/functions.hpp"
 
 namespace optdp::sql {
 
-// alpha = e^(-eps), rounded down so that the alpha used is at least as private as eps says.
+// alpha = e^(-eps) rounded up: the alpha used is at least as private as eps says.
 void dp_alpha(sqlite3_context* ctx, int, sqlite3_value** argv) {
-  guard(ctx, "dp_alpha", [&] {
-    const double eps = number_arg(argv[0], "eps");
-    if (!(eps > 0 && std::isfinite(eps)))
-      throw std::invalid_argument("eps must be a finite number > 0, but is " + format_double(eps));
-    const __float128 exact = expq(-static_cast<__float128>(eps));
-    double a = static_cast<double>(exact);
-    if (static_cast<__float128>(a) > exact) a = std::nextafter(a, 0.0);
-    if (a >= 1.0) a = std::nextafter(1.0, 0.0);
-    if (!(a > 0))
-      throw std::invalid_argument("eps must be at most 745 (alpha = e^-eps underflows to 0), but is " +
-                                  format_double(eps));
-    sqlite3_result_double(ctx, a);
-  });
+  guard(ctx, "dp_alpha", [&] { sqlite3_result_double(ctx, alpha_of_epsilon(number_arg(argv[0], "eps"))); });
 }
 
-// eps = -ln(alpha), rounded up: the guarantee reported is never stronger than the true one.
+// eps = -ln(alpha) rounded up: the guarantee reported is never stronger than the true one.
 void dp_epsilon(sqlite3_context* ctx, int, sqlite3_value** argv) {
-  guard(ctx, "dp_epsilon", [&] {
-    const double alpha = number_arg(argv[0], "alpha");
-    check_alpha(alpha);
-    const __float128 exact = -log1pq(static_cast<__float128>(alpha) - 1);
-    double e = static_cast<double>(exact);
-    if (static_cast<__float128>(e) < exact) e = std::nextafter(e, INFINITY);
-    sqlite3_result_double(ctx, e);
-  });
+  guard(ctx, "dp_epsilon", [&] { sqlite3_result_double(ctx, epsilon_of_alpha(number_arg(argv[0], "alpha"))); });
 }
 
 void dp_version(sqlite3_context* ctx, int, sqlite3_value**) {

@@ -1,0 +1,40 @@
+#include "core/privacy.hpp"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+extern "C" {
+#include <quadmath.h>
+}
+
+#include "core/format.hpp"
+#include "core/samplers.hpp"
+
+namespace optdp {
+
+void check_positive(double v, const char* name) {
+  if (!(v > 0 && std::isfinite(v)))
+    throw std::invalid_argument(std::string(name) + " must be a finite number > 0, but is " + format_double(v));
+}
+
+double alpha_of_epsilon(double eps, const char* name) {
+  check_positive(eps, name);
+  const __float128 exact = expq(-static_cast<__float128>(eps));
+  double a = static_cast<double>(exact);
+  if (static_cast<__float128>(a) < exact) a = std::nextafter(a, 1.0);
+  if (!(a < 1.0))
+    throw std::invalid_argument(std::string(name) + " must be at least 2^-53 (e^-" + name +
+                                " rounds to 1), but is " + format_double(eps));
+  return a;  // > 0: the smallest value it can round up to is the least subnormal
+}
+
+double epsilon_of_alpha(double alpha, const char* name) {
+  check_alpha(alpha, name);
+  const __float128 exact = -log1pq(static_cast<__float128>(alpha) - 1);
+  double e = static_cast<double>(exact);
+  if (static_cast<__float128>(e) < exact) e = std::nextafter(e, INFINITY);
+  return e;
+}
+
+}  // namespace optdp
