@@ -2,7 +2,8 @@
 ** noop: a baseline loadable SQLite extension for the SQL benchmarks.
 **
 **   .load ./noop
-**   SELECT noop_agg(0.5) FROM t;   -- always 0
+**   SELECT noop_agg(0.5) FROM t;         -- always 0
+**   SELECT noop_count_agg(0.5) FROM t;   -- the number of rows
 **
 ** noop_agg(x) is an aggregate whose step does nothing at all (it does not even
 ** ask for an aggregate context) and whose final returns 0. Timing it against
@@ -10,6 +11,11 @@
 ** SQLite scanning the table and calling a user-defined aggregate step per row.
 ** It is registered with the same flags as private_count (SQLITE_UTF8, not
 ** deterministic), so SQLite treats both the same way.
+**
+** noop_count_agg(x) is the cheapest useful user-defined count: its step only
+** fetches the aggregate context (sqlite3_aggregate_context) and increments a
+** 64-bit counter; its final returns the count. It shows how much of a real
+** aggregate's cost is SQLite's per-row context lookup rather than its own work.
 */
 #include <sqlite3ext.h>
 SQLITE_EXTENSION_INIT1
@@ -22,6 +28,18 @@ static void noop_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
 
 static void noop_final(sqlite3_context* ctx) { sqlite3_result_int(ctx, 0); }
 
+static void count_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  sqlite3_int64* n = (sqlite3_int64*)sqlite3_aggregate_context(ctx, sizeof *n);
+  (void)argc;
+  (void)argv;
+  if (n) ++*n;
+}
+
+static void count_final(sqlite3_context* ctx) {
+  sqlite3_int64* n = (sqlite3_int64*)sqlite3_aggregate_context(ctx, 0);
+  sqlite3_result_int64(ctx, n ? *n : 0);
+}
+
 #ifdef _WIN32
 __declspec(dllexport)
 #else
@@ -30,5 +48,8 @@ __attribute__((visibility("default")))
 int sqlite3_noop_init(sqlite3* db, char** pzErrMsg, const sqlite3_api_routines* pApi) {
   (void)pzErrMsg;
   SQLITE_EXTENSION_INIT2(pApi);
-  return sqlite3_create_function_v2(db, "noop_agg", 1, SQLITE_UTF8, 0, 0, noop_step, noop_final, 0);
+  int rc = sqlite3_create_function_v2(db, "noop_agg", 1, SQLITE_UTF8, 0, 0, noop_step, noop_final, 0);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_create_function_v2(db, "noop_count_agg", 1, SQLITE_UTF8, 0, 0, count_step, count_final, 0);
+  return rc;
 }

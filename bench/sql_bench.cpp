@@ -47,6 +47,9 @@ constexpr Query kQueries[] = {
     {"count(x)", "SELECT count(x) FROM t"},
     // The user-defined aggregate whose step does nothing (bench/noop_ext.c).
     {"noop_agg(0.5)", "SELECT noop_agg(0.5) FROM t"},
+    // noop_agg plus the per-row sqlite3_aggregate_context call and ++counter:
+    // the floor for any user-defined counting aggregate.
+    {"noop_count_agg(0.5)", "SELECT noop_count_agg(0.5) FROM t"},
     {"private_count(0.5)", "SELECT private_count(0.5) FROM t"},
     {"private_count(x, 0.5)", "SELECT private_count(x, 0.5) FROM t"},
 };
