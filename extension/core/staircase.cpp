@@ -1,0 +1,200 @@
+#include "core/staircase.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+extern "C" {
+#include <quadmath.h>
+}
+
+#include "core/format.hpp"
+#include "core/privacy.hpp"
+
+namespace optdp {
+
+namespace {
+
+constexpr const char* kCostDomain = "cost must be 'l1', 'l2' or 'gamma=G' with G in [0, 1], but is '";
+
+Fraction128 to_fraction(__float128 p) {
+  Fraction128 f;
+  if (p <= 0) return f;
+  if (p >= 1) return {UINT64_MAX, UINT64_MAX};
+  const __float128 s = ldexpq(p, 64);
+  const __float128 hi = floorq(s);
+  f.hi = static_cast<std::uint64_t>(hi);
+  f.lo = static_cast<std::uint64_t>(floorq(ldexpq(s - hi, 64)));
+  return f;
+}
+
+}  // namespace
+
+CostSpec parse_cost_spec(std::string_view text, bool allow_gamma) {
+  CostSpec spec;
+  if (text == "l1") return spec;
+  if (text == "l2") {
+    spec.cost = Cost::L2;
+    return spec;
+  }
+  const std::string shown(text.substr(0, 40));
+  if (allow_gamma && text.substr(0, 6) == "gamma=" && text.size() > 6 && text.size() < 64) {
+    const std::string num(text.substr(6));
+    char* end = nullptr;
+    const double g = std::strtod(num.c_str(), &end);
+    if (end == num.c_str() + num.size() && !std::isspace(static_cast<unsigned char>(num[0])) && g >= 0 && g <= 1) {
+      spec.fixed_gamma = true;
+      spec.gamma = g;
+      return spec;
+    }
+  }
+  throw std::invalid_argument(std::string(allow_gamma ? kCostDomain : "cost must be 'l1' or 'l2', but is '") + shown +
+                              "'");
+}
+
+Cost parse_cost(std::string_view text) { return parse_cost_spec(text, false).cost; }
+
+double staircase_gamma(double eps, Cost cost) {
+  check_positive(eps, "eps");
+  if (cost == Cost::L1) return 1.0 / (1.0 + std::exp(eps / 2));
+  const long double b = std::exp(-static_cast<long double>(eps));
+  const long double inner = b - 2 * b * b + 2 * b * b * b * b - b * b * b * b * b;
+  const long double g = -b / (1 - b) + std::cbrt(inner) / (std::cbrt(2.0L) * (1 - b) * (1 - b));
+  return static_cast<double>(std::clamp(g, 0.0L, 1.0L));
+}
+
+double staircase_cost(double eps, double delta, double gamma, Cost cost) {
+  check_positive(eps, "eps");
+  check_positive(delta, "delta");
+  if (!(gamma >= 0 && gamma <= 1)) throw std::invalid_argument("gamma must be in [0, 1], but is " + format_double(gamma));
+  const long double b = std::exp(-static_cast<long double>(eps)), g = gamma, d = delta;
+  const long double S0 = 1 / (1 - b), S1 = b / ((1 - b) * (1 - b)), S2 = b * (1 + b) / ((1 - b) * (1 - b) * (1 - b));
+  const long double a = (1 - b) / (2 * d * (g + (1 - g) * b));
+  if (cost == Cost::L1) {
+    const long double in = 2 * g * S1 + g * g * S0;
+    const long double out = 2 * (1 - g) * S1 + (1 - g * g) * S0;
+    return static_cast<double>(a * d * d * (in + b * out));
+  }
+  const long double in = 3 * g * S2 + 3 * g * g * S1 + g * g * g * S0;
+  const long double out = 3 * (1 - g) * S2 + 3 * (1 - g * g) * S1 + (1 - g * g * g) * S0;
+  return static_cast<double>(2 * a * d * d * d / 3 * (in + b * out));
+}
+
+double laplace_cost(double eps, double delta, Cost cost) {
+  check_positive(eps, "eps");
+  check_positive(delta, "delta");
+  const double scale = delta / eps;
+  return cost == Cost::L1 ? scale : 2 * scale * scale;
+}
+
+// ---- integer staircase -------------------------------------------------------
+
+IntegerStaircase::IntegerStaircase(double eps, std::int64_t D, std::int64_t r)
+    : geo_(alpha_of_epsilon(eps)), D_(D), r_(r) {
+  if (D < 1) throw std::invalid_argument("sensitivity must be an integer >= 1, but is " + std::to_string(D));
+  if (r < 1 || r > D)
+    throw std::invalid_argument("r must be in [1, " + std::to_string(D) + "], but is " + std::to_string(r));
+  const __float128 b = geo_.alpha();
+  p_low_ = to_fraction(static_cast<__float128>(r) / (static_cast<__float128>(r) + static_cast<__float128>(D - r) * b));
+}
+
+std::int64_t IntegerStaircase::r_for_gamma(double gamma, std::int64_t D) {
+  const double r = std::round(gamma * static_cast<double>(D));
+  return std::clamp<std::int64_t>(static_cast<std::int64_t>(r), 1, D);
+}
+
+std::int64_t IntegerStaircase::optimal_r(double eps, std::int64_t D, Cost cost) {
+  if (D < 1) throw std::invalid_argument("sensitivity must be an integer >= 1, but is " + std::to_string(D));
+  auto cost_of = [&](std::int64_t r) { return IntegerStaircase(eps, D, r).expected_cost(cost); };
+  std::int64_t lo = 1, hi = D;
+  if (D > 4096) {  // the discrete optimum sits next to gamma* D
+    const std::int64_t c = r_for_gamma(staircase_gamma(eps, cost), D);
+    lo = std::max<std::int64_t>(1, c - 2);
+    hi = std::min<std::int64_t>(D, c + 2);
+  }
+  std::int64_t best = lo;
+  long double best_cost = cost_of(lo);
+  for (std::int64_t r = lo + 1; r <= hi; ++r) {
+    const long double c = cost_of(r);
+    if (c < best_cost) best = r, best_cost = c;
+  }
+  return best;
+}
+
+long double IntegerStaircase::expected_cost(Cost cost) const {
+  const long double b = geo_.alpha(), D = static_cast<long double>(D_), r = static_cast<long double>(r_);
+  const long double S0 = 1 / (1 - b), S1 = b / ((1 - b) * (1 - b)), S2 = b * (1 + b) / ((1 - b) * (1 - b) * (1 - b));
+  const long double a = (1 - b) / (2 * r + 2 * b * (D - r) - (1 - b));
+  auto L = [](long double n) { return n * (n - 1) / 2; };                // sum_{u<n} u
+  auto Q = [](long double n) { return (n - 1) * n * (2 * n - 1) / 6; };  // sum_{u<n} u^2
+  if (cost == Cost::L1) {
+    const long double in = r * D * S1 + L(r) * S0;
+    const long double out = (D - r) * D * S1 + (L(D) - L(r)) * S0;
+    return 2 * a * (in + b * out);
+  }
+  const long double in = S2 * D * D * r + 2 * D * L(r) * S1 + Q(r) * S0;
+  const long double out = S2 * D * D * (D - r) + 2 * D * (L(D) - L(r)) * S1 + (Q(D) - Q(r)) * S0;
+  return 2 * a * (in + b * out);
+}
+
+double IntegerStaircase::pmf(std::int64_t i) const {
+  const long double b = geo_.alpha(), D = static_cast<long double>(D_), r = static_cast<long double>(r_);
+  const long double a = (1 - b) / (2 * r + 2 * b * (D - r) - (1 - b));
+  const std::uint64_t m = i < 0 ? -static_cast<std::uint64_t>(i) : static_cast<std::uint64_t>(i);
+  const std::uint64_t k = m / static_cast<std::uint64_t>(D_), u = m % static_cast<std::uint64_t>(D_);
+  const long double step = std::pow(b, static_cast<long double>(k) + (u < static_cast<std::uint64_t>(r_) ? 0 : 1));
+  return static_cast<double>(a * step);
+}
+
+std::int64_t IntegerStaircase::operator()(Rng& rng) const {
+  for (;;) {
+    const bool negative = rng.coin();
+    const std::uint64_t k = geo_(rng);
+    const bool low = bernoulli(rng, p_low_);
+    const std::int64_t u = low ? static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(r_)))
+                               : r_ + static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(D_ - r_)));
+    std::int64_t m;
+    if (k > static_cast<std::uint64_t>(INT64_MAX) || __builtin_mul_overflow(static_cast<std::int64_t>(k), D_, &m) ||
+        __builtin_add_overflow(m, u, &m) || m > (INT64_MAX >> 2))
+      continue;  // beyond 2^61: probability below 2^-1000 in the documented domain
+    if (negative && m == 0) continue;
+    return negative ? -m : m;
+  }
+}
+
+// ---- grid -----------------------------------------------------------------------
+
+std::int64_t Grid::quantize(double x, double lower, double upper) const {
+  x = x < lower ? lower : (x > upper ? upper : x);
+  return std::llrint(x / g);  // exact division by a power of two; ties to even
+}
+
+Grid make_grid(double eps, double lower, double upper) {
+  check_positive(eps, "eps");
+  if (eps < 0x1p-30)
+    throw std::invalid_argument("eps must be at least 2^-30 (9.3e-10) for sums, but is " + format_double(eps));
+  if (!std::isfinite(lower)) throw std::invalid_argument("lower must be finite, but is " + format_double(lower));
+  if (!std::isfinite(upper)) throw std::invalid_argument("upper must be finite, but is " + format_double(upper));
+  if (!(lower < upper))
+    throw std::invalid_argument("lower must be less than upper, but lower is " + format_double(lower) +
+                                " and upper is " + format_double(upper));
+  const double delta = upper - lower;
+  if (!std::isfinite(delta))
+    throw std::invalid_argument("upper - lower must be finite, but is " + format_double(delta));
+  const double c = std::exp(eps / 2) / std::expm1(eps);  // staircase optimal E|noise| / delta
+  const double s = delta * std::clamp(std::isfinite(c) ? c : 1.0, 0x1p-20, 1.0);
+  int e;
+  std::frexp(s, &e);  // s = f 2^e, f in [0.5, 1): floor(log2 s) = e - 1
+  Grid grid;
+  grid.g = std::ldexp(1.0, e - 1 - 20);
+  const double lq = lower / grid.g, uq = upper / grid.g;
+  if (!(std::fabs(lq) < 0x1p62 && std::fabs(uq) < 0x1p62))
+    throw std::invalid_argument("lower and upper must lie within 2^62 grid steps of 0 (grid " +
+                                format_double(grid.g) + " for these parameters), but they are " +
+                                format_double(lower) + " and " + format_double(upper));
+  grid.lower_q = std::llrint(lq);
+  grid.upper_q = std::llrint(uq);
+  return grid;
+}
+
+}  // namespace optdp

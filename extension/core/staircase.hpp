@@ -1,0 +1,95 @@
+// optdp core: the staircase mechanism (Geng and Viswanath) and its analytics,
+// the Laplace baseline, and the grid that makes real-valued sums safe.
+//
+// Continuous staircase, sensitivity delta, b = e^-eps, shape gamma in [0, 1]:
+// density a(gamma) b^k on |x| in [k delta, (k + gamma) delta) and a(gamma)
+// b^(k+1) on [(k + gamma) delta, (k + 1) delta), a = (1 - b) / (2 delta
+// (gamma + (1 - gamma) b)). optdp never samples it in floating point; it is
+// here for the analytic helpers (staircase_gamma, noise_cost).
+//
+// Integer staircase, integer sensitivity D >= 1, r in {1..D}: P(i) = a b^k for
+// |i| in [kD, kD + r), a b^(k+1) for |i| in [kD + r, (k + 1) D),
+// a = (1 - b) / (2r + 2b(D - r) - (1 - b)). Sampled exactly up to a TV
+// distance below 2^-90 (see IntegerStaircase).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/rng.hpp"
+#include "core/samplers.hpp"
+
+namespace optdp {
+
+enum class Cost { L1, L2 };  // E|noise| (magnitude) or E[noise^2] (power)
+
+// A cost argument: "l1", "l2", or "gamma=G" (G in [0, 1]) for a fixed shape.
+struct CostSpec {
+  Cost cost = Cost::L1;
+  bool fixed_gamma = false;
+  double gamma = 0;
+  bool operator==(const CostSpec&) const = default;
+};
+// Throws std::invalid_argument "cost must be 'l1', 'l2' or 'gamma=G' with G in [0, 1], but is 'x'".
+CostSpec parse_cost_spec(std::string_view text, bool allow_gamma = true);
+// Throws unless text is 'l1' or 'l2'.
+Cost parse_cost(std::string_view text);
+
+// The gamma that minimises the cost of the continuous staircase at eps.
+double staircase_gamma(double eps, Cost cost);
+// Exact expected cost of the continuous staircase (eps, delta, gamma).
+double staircase_cost(double eps, double delta, double gamma, Cost cost);
+// Exact expected cost of Laplace noise with scale delta / eps.
+double laplace_cost(double eps, double delta, Cost cost);
+
+class IntegerStaircase {
+ public:
+  // b = e^-eps rounded up (never less private than eps), D >= 1, 1 <= r <= D.
+  IntegerStaircase(double eps, std::int64_t D, std::int64_t r);
+  // r minimising the expected cost for (eps, D) (exact discrete cost).
+  static std::int64_t optimal_r(double eps, std::int64_t D, Cost cost);
+  // r for a continuous shape gamma: round(gamma D) clamped into [1, D].
+  static std::int64_t r_for_gamma(double gamma, std::int64_t D);
+
+  std::int64_t operator()(Rng& rng) const;
+  double pmf(std::int64_t i) const;
+  // Exact expected cost E|i| or E[i^2] of this pmf.
+  long double expected_cost(Cost cost) const;
+
+  double b() const { return geo_.alpha(); }
+  std::int64_t D() const { return D_; }
+  std::int64_t r() const { return r_; }
+
+ private:
+  Geometric geo_;  // P[k] = (1 - b) b^k: the step index
+  std::int64_t D_, r_;
+  Fraction128 p_low_;  // P[B = 0] = r / (r + (D - r) b): offset in the high step [0, r)
+};
+
+// The grid for real-valued sums (MATH.md, floating-point safety). Values are
+// clamped into [lower, upper], rounded to the nearest multiple of g, and
+// summed as integers; integer noise with sensitivity D = round(upper/g) -
+// round(lower/g) is added; the release is (sum + noise) * g.
+//
+// Rule (parameters only): s = delta * clamp(c(eps), 2^-20, 1), where c(eps) =
+// e^(eps/2) / (e^eps - 1) is the staircase's optimal E|noise| / delta;
+// g = 2^(floor(log2 s) - 20). So the grid step is at most 2^-20 of the
+// typical noise magnitude (for eps up to about 27.7; beyond, the noise itself
+// is below 2^-20 delta), D = round(upper/g) - round(lower/g) is between 2^20
+// and about 2^41, and g <= 1 whenever delta <= 2^21: integer data with
+// integer bounds of width up to 2^21 is then summed exactly. Sums need
+// eps >= 2^-30, so that the noise stays far inside 64-bit integers.
+struct Grid {
+  double g = 1;             // a power of two
+  std::int64_t lower_q = 0; // round(lower / g)
+  std::int64_t upper_q = 0; // round(upper / g)
+  std::int64_t D() const { return upper_q - lower_q; }
+  // round(clamp(x, lower, upper) / g); NaN is not accepted by callers.
+  std::int64_t quantize(double x, double lower, double upper) const;
+};
+// Throws std::invalid_argument for eps < 2^-30, bounds that are not finite,
+// lower >= upper, or bounds more than 2^62 grid steps from 0.
+Grid make_grid(double eps, double lower, double upper);
+
+}  // namespace optdp

@@ -1,0 +1,202 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/staircase.hpp"
+#include "stats.hpp"
+
+using namespace optdp;
+
+// ---- MATH.md reference values (delta = 1) -----------------------------------
+
+TEST(StaircaseAnalytics, ReferenceValuesL1) {
+  struct Row {
+    double eps, staircase, laplace;
+  } rows[] = {{1, 0.959517, 1.0}, {3, 0.234821, 1.0 / 3}, {6, 0.049911, 1.0 / 6}};
+  for (auto [eps, st, lap] : rows) {
+    const double g = staircase_gamma(eps, Cost::L1);
+    EXPECT_NEAR(g, 1 / (1 + std::exp(eps / 2)), 1e-15);
+    EXPECT_NEAR(staircase_cost(eps, 1, g, Cost::L1), st, 5e-7) << eps;
+    EXPECT_NEAR(staircase_cost(eps, 1, g, Cost::L1), std::exp(eps / 2) / std::expm1(eps), 1e-12) << eps;
+    EXPECT_NEAR(laplace_cost(eps, 1, Cost::L1), lap, 1e-12);
+  }
+}
+
+TEST(StaircaseAnalytics, ReferenceValuesL2) {
+  EXPECT_NEAR(staircase_gamma(1, Cost::L2), 0.416737, 5e-7);
+  EXPECT_NEAR(staircase_cost(1, 1, staircase_gamma(1, Cost::L2), Cost::L2), 1.918104, 5e-7);
+  EXPECT_NEAR(staircase_cost(6, 1, staircase_gamma(6, Cost::L2), Cost::L2), 0.014106, 5e-7);
+  EXPECT_NEAR(laplace_cost(1, 1, Cost::L2), 2.0, 1e-12);
+  EXPECT_NEAR(laplace_cost(6, 1, Cost::L2), 0.055556, 5e-7);
+}
+
+TEST(StaircaseAnalytics, GammaStarIsTheMinimumAndCostScalesWithDelta) {
+  for (double eps : {0.1, 0.5, 1.0, 3.0, 6.0, 12.0}) {
+    for (Cost c : {Cost::L1, Cost::L2}) {
+      const double g = staircase_gamma(eps, c);
+      const double best = staircase_cost(eps, 1, g, c);
+      for (double dg : {-0.02, -0.002, 0.002, 0.02}) {
+        const double other = std::clamp(g + dg, 0.0, 1.0);
+        EXPECT_GE(staircase_cost(eps, 1, other, c), best * (1 - 1e-12)) << eps << " " << dg;
+      }
+      // Staircase beats Laplace at every eps.
+      EXPECT_LT(best, laplace_cost(eps, 1, c) * (1 + 1e-12)) << eps;
+      const double k = c == Cost::L1 ? 2.5 : 6.25;
+      EXPECT_NEAR(staircase_cost(eps, 2.5, g, c), k * best, 1e-9 * k * best);
+    }
+  }
+}
+
+TEST(StaircaseAnalytics, Errors) {
+  EXPECT_THROW(staircase_gamma(0, Cost::L1), std::invalid_argument);
+  EXPECT_THROW(staircase_gamma(NAN, Cost::L1), std::invalid_argument);
+  EXPECT_THROW(staircase_cost(1, -1, 0.5, Cost::L1), std::invalid_argument);
+  EXPECT_THROW(staircase_cost(1, 1, 1.5, Cost::L1), std::invalid_argument);
+  EXPECT_THROW(laplace_cost(INFINITY, 1, Cost::L1), std::invalid_argument);
+}
+
+TEST(CostSpec, Parsing) {
+  EXPECT_EQ(parse_cost_spec("l1").cost, Cost::L1);
+  EXPECT_EQ(parse_cost_spec("l2").cost, Cost::L2);
+  auto g = parse_cost_spec("gamma=0.25");
+  EXPECT_TRUE(g.fixed_gamma);
+  EXPECT_EQ(g.gamma, 0.25);
+  EXPECT_EQ(parse_cost_spec("gamma=0").gamma, 0.0);
+  EXPECT_EQ(parse_cost_spec("gamma=1").gamma, 1.0);
+  for (const char* bad : {"", "L1", "l3", "gamma=", "gamma=1.5", "gamma=-0.1", "gamma=nan", "gamma= 0.5",
+                          "gamma=0.5x", "gamma=inf"}) {
+    EXPECT_THROW(parse_cost_spec(bad), std::invalid_argument) << bad;
+  }
+  try {
+    parse_cost_spec("l3");
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "cost must be 'l1', 'l2' or 'gamma=G' with G in [0, 1], but is 'l3'");
+  }
+  EXPECT_THROW(parse_cost("gamma=0.5"), std::invalid_argument);
+}
+
+// ---- integer staircase ------------------------------------------------------------
+
+TEST(IntegerStaircase, PmfSumsToOneAndIsEpsDP) {
+  for (auto [eps, D, r] : {std::tuple{1.0, 1, 1}, {1.0, 5, 2}, {3.0, 10, 3}, {0.5, 4, 4}, {2.0, 7, 1}}) {
+    IntegerStaircase s(eps, D, r);
+    double total = 0;
+    const int range = 4000;
+    for (int i = -range; i <= range; ++i) total += s.pmf(i);
+    EXPECT_NEAR(total, 1.0, 1e-9) << eps << " " << D << " " << r;
+    // Shifting by at most D changes the probability by a factor of at most e^eps.
+    for (int i = -50; i <= 50; ++i)
+      for (int d = 1; d <= D; ++d) {
+        EXPECT_LE(s.pmf(i), s.pmf(i + d) * std::exp(eps) * (1 + 1e-12));
+        EXPECT_LE(s.pmf(i + d), s.pmf(i) * std::exp(eps) * (1 + 1e-12));
+      }
+  }
+}
+
+TEST(IntegerStaircase, WithSensitivityOneIsTheGeometricMechanism) {
+  IntegerStaircase s(std::log(2.0), 1, 1);  // alpha = 1/2
+  for (int i = -10; i <= 10; ++i) EXPECT_NEAR(s.pmf(i), (1.0 / 3) * std::pow(0.5, std::abs(i)), 1e-15) << i;
+}
+
+TEST(IntegerStaircase, ExpectedCostMatchesThePmf) {
+  for (auto [eps, D, r] : {std::tuple{1.0, 5, 2}, {3.0, 10, 3}, {0.5, 4, 4}}) {
+    IntegerStaircase s(eps, D, r);
+    long double l1 = 0, l2 = 0;
+    for (int i = -20000; i <= 20000; ++i) {
+      l1 += std::abs(i) * static_cast<long double>(s.pmf(i));
+      l2 += static_cast<long double>(i) * i * s.pmf(i);
+    }
+    EXPECT_NEAR(static_cast<double>(s.expected_cost(Cost::L1)), static_cast<double>(l1), 1e-9);
+    EXPECT_NEAR(static_cast<double>(s.expected_cost(Cost::L2)), static_cast<double>(l2), 1e-7);
+  }
+}
+
+TEST(IntegerStaircase, LargeSensitivityApproachesTheContinuousOptimum) {
+  const std::int64_t D = 1 << 20;
+  for (double eps : {0.5, 1.0, 3.0, 6.0}) {
+    for (Cost c : {Cost::L1, Cost::L2}) {
+      const auto r = IntegerStaircase::optimal_r(eps, D, c);
+      const double scale = c == Cost::L1 ? double(D) : double(D) * double(D);
+      const double discrete = static_cast<double>(IntegerStaircase(eps, D, r).expected_cost(c)) / scale;
+      const double continuous = staircase_cost(eps, 1, staircase_gamma(eps, c), c);
+      EXPECT_NEAR(discrete, continuous, 1e-5 * continuous) << eps;
+    }
+  }
+}
+
+TEST(IntegerStaircase, OptimalRBySmallScan) {
+  EXPECT_EQ(IntegerStaircase::optimal_r(1.0, 1, Cost::L1), 1);
+  for (double eps : {0.3, 1.0, 4.0}) {
+    const std::int64_t D = 9;
+    const auto best = IntegerStaircase::optimal_r(eps, D, Cost::L1);
+    for (std::int64_t r = 1; r <= D; ++r)
+      EXPECT_LE(IntegerStaircase(eps, D, best).expected_cost(Cost::L1),
+                IntegerStaircase(eps, D, r).expected_cost(Cost::L1));
+  }
+}
+
+TEST(IntegerStaircase, ChiSquareAgainstExactPmf) {
+  SeededRng rng(31);
+  for (auto [eps, D, r] : {std::tuple{1.0, 1, 1}, {1.0, 5, 2}, {3.0, 10, 3}, {0.5, 4, 4}, {0.2, 3, 1}}) {
+    IntegerStaircase s(eps, D, r);
+    std::vector<std::int64_t> samples(200000);
+    for (auto& v : samples) v = s(rng);
+    auto chi = test::chi_square_samples(samples, [&](std::int64_t i) { return s.pmf(i); });
+    EXPECT_GT(chi.p_value, 1e-4) << eps << " " << D << " " << r << " chi2=" << chi.statistic << " dof=" << chi.dof;
+  }
+}
+
+TEST(IntegerStaircase, ChiSquareDetectsAWrongShape) {
+  SeededRng rng(32);
+  IntegerStaircase s(1.0, 5, 2), other(1.0, 5, 3);
+  std::vector<std::int64_t> samples(200000);
+  for (auto& v : samples) v = s(rng);
+  EXPECT_LT(test::chi_square_samples(samples, [&](std::int64_t i) { return other.pmf(i); }).p_value, 1e-6);
+}
+
+TEST(IntegerStaircase, Errors) {
+  EXPECT_THROW(IntegerStaircase(1.0, 0, 1), std::invalid_argument);
+  EXPECT_THROW(IntegerStaircase(1.0, 5, 0), std::invalid_argument);
+  EXPECT_THROW(IntegerStaircase(1.0, 5, 6), std::invalid_argument);
+  EXPECT_THROW(IntegerStaircase(-1.0, 5, 2), std::invalid_argument);
+}
+
+// ---- grid ---------------------------------------------------------------------
+
+TEST(Grid, PowerOfTwoFineEnoughAndBounded) {
+  for (double eps : {2e-9, 0.1, 1.0, 6.0, 30.0, 700.0}) {
+    for (auto [lo, hi] : {std::pair{0.0, 1.0}, {-5.0, 1000.0}, {0.0, 1e-6}, {100.0, 100.5}, {0.0, 3e9}}) {
+      const Grid g = make_grid(eps, lo, hi);
+      int e;
+      EXPECT_EQ(std::frexp(g.g, &e), 0.5) << "g is a power of two";
+      const double noise = (hi - lo) * std::exp(eps / 2) / std::expm1(eps);
+      EXPECT_LE(g.g, std::max(noise, (hi - lo) * 0x1p-20) * 0x1p-20) << eps << " " << lo << " " << hi;
+      EXPECT_GE(g.D(), 1 << 20);
+      EXPECT_LE(g.D(), (std::int64_t{1} << 41) + 2);
+      EXPECT_EQ(g.quantize(-1e308, lo, hi), g.lower_q);
+      EXPECT_EQ(g.quantize(1e308, lo, hi), g.upper_q);
+      EXPECT_EQ(g.quantize(INFINITY, lo, hi), g.upper_q);
+    }
+  }
+}
+
+TEST(Grid, IntegerDataWithIntegerBoundsIsExact) {
+  const Grid g = make_grid(1.0, 0, 1000);
+  EXPECT_LE(g.g, 1.0);
+  for (int x = 0; x <= 1000; ++x) EXPECT_EQ(static_cast<double>(g.quantize(x, 0, 1000)) * g.g, x);
+}
+
+TEST(Grid, Errors) {
+  EXPECT_THROW(make_grid(1, 1, 1), std::invalid_argument);
+  EXPECT_THROW(make_grid(1, 2, 1), std::invalid_argument);
+  EXPECT_THROW(make_grid(1, -INFINITY, 1), std::invalid_argument);
+  EXPECT_THROW(make_grid(1, 0, NAN), std::invalid_argument);
+  EXPECT_THROW(make_grid(1, -1.7e308, 1.7e308), std::invalid_argument);  // width overflows
+  EXPECT_THROW(make_grid(1, 1e300, 1e300 * (1 + 1e-15)), std::invalid_argument);  // too far from 0
+  EXPECT_THROW(make_grid(1e-12, 0, 1), std::invalid_argument);
+  try {
+    make_grid(1, 2, 1);
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "lower must be less than upper, but lower is 2 and upper is 1");
+  }
+}
