@@ -105,7 +105,8 @@ std::int64_t IntegerStaircase::r_for_gamma(double gamma, std::int64_t D) {
 
 std::int64_t IntegerStaircase::optimal_r(double eps, std::int64_t D, Cost cost) {
   if (D < 1) throw std::invalid_argument("sensitivity must be an integer >= 1, but is " + std::to_string(D));
-  auto cost_of = [&](std::int64_t r) { return IntegerStaircase(eps, D, r).expected_cost(cost); };
+  const double b = alpha_of_epsilon(eps);
+  auto cost_of = [&](std::int64_t r) { return expected_cost(b, D, r, cost); };
   std::int64_t lo = 1, hi = D;
   if (D > 4096) {  // the discrete optimum sits next to gamma* D
     const std::int64_t c = r_for_gamma(staircase_gamma(eps, cost), D);
@@ -121,8 +122,8 @@ std::int64_t IntegerStaircase::optimal_r(double eps, std::int64_t D, Cost cost) 
   return best;
 }
 
-long double IntegerStaircase::expected_cost(Cost cost) const {
-  const long double b = geo_.alpha(), D = static_cast<long double>(D_), r = static_cast<long double>(r_);
+long double IntegerStaircase::expected_cost(double b_, std::int64_t D_, std::int64_t r_, Cost cost) {
+  const long double b = b_, D = static_cast<long double>(D_), r = static_cast<long double>(r_);
   const long double S0 = 1 / (1 - b), S1 = b / ((1 - b) * (1 - b)), S2 = b * (1 + b) / ((1 - b) * (1 - b) * (1 - b));
   const long double a = (1 - b) / (2 * r + 2 * b * (D - r) - (1 - b));
   auto L = [](long double n) { return n * (n - 1) / 2; };                // sum_{u<n} u

@@ -55,7 +55,9 @@ class IntegerStaircase {
   std::int64_t operator()(Rng& rng) const;
   double pmf(std::int64_t i) const;
   // Exact expected cost E|i| or E[i^2] of this pmf.
-  long double expected_cost(Cost cost) const;
+  long double expected_cost(Cost cost) const { return expected_cost(b(), D_, r_, cost); }
+  // The same for any (b, D, r), without building a sampler.
+  static long double expected_cost(double b, std::int64_t D, std::int64_t r, Cost cost);
 
   double b() const { return geo_.alpha(); }
   std::int64_t D() const { return D_; }

@@ -29,6 +29,14 @@ double number_arg(sqlite3_value* v, const char* name) {
   throw std::invalid_argument(std::string(name) + " must be a number, but is " + describe(v));
 }
 
+std::string_view text_arg(sqlite3_value* v, const char* name, const char* domain) {
+  if (sqlite3_value_type(v) != SQLITE_TEXT)
+    throw std::invalid_argument(std::string(name) + " must be text (" + domain + "), but is " + describe(v));
+  const char* t = reinterpret_cast<const char*>(sqlite3_value_text(v));
+  if (!t) throw std::bad_alloc();
+  return std::string_view(t, static_cast<std::size_t>(sqlite3_value_bytes(v)));
+}
+
 std::int64_t integer_arg(sqlite3_value* v, const char* name) {
   if (sqlite3_value_type(v) == SQLITE_INTEGER) return sqlite3_value_int64(v);
   throw std::invalid_argument(std::string(name) + " must be an integer, but is " + describe(v));

@@ -11,6 +11,7 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "sqlite/api.hpp"
 
@@ -22,6 +23,9 @@ std::string describe(sqlite3_value* v);
 // A finite or infinite number given as INTEGER or REAL; anything else throws
 // "<name> must be a number, but is <value>".
 double number_arg(sqlite3_value* v, const char* name);
+
+// A TEXT value; anything else throws "<name> must be text (<domain>), but is <value>".
+std::string_view text_arg(sqlite3_value* v, const char* name, const char* domain);
 
 // An INTEGER; anything else throws "<name> must be an integer, but is <value>".
 std::int64_t integer_arg(sqlite3_value* v, const char* name);

@@ -14,6 +14,15 @@ const TwoSidedGeometric& Connection::two_sided_geometric(double alpha) {
   return *geo_cache_;
 }
 
+const IntegerStaircase& Connection::integer_staircase(double eps, std::int64_t D, std::int64_t r) {
+  const StaircaseKey key{eps, D, r};
+  if (!stair_cache_ || !(stair_key_ == key)) {
+    stair_cache_ = std::make_unique<IntegerStaircase>(eps, D, r);
+    stair_key_ = key;
+  }
+  return *stair_cache_;
+}
+
 void Connection::release(void* self) {
   auto* c = static_cast<Connection*>(self);
   if (--c->refs_ == 0) delete c;

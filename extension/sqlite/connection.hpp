@@ -12,6 +12,7 @@
 
 #include "core/rng.hpp"
 #include "core/samplers.hpp"
+#include "core/staircase.hpp"
 #include "sqlite/api.hpp"
 
 namespace optdp::sql {
@@ -27,6 +28,8 @@ class Connection {
   // A two-sided geometric sampler for alpha, cached: building one costs
   // tens of microseconds (binary128 exp per digit), a GROUP BY would pay it per group.
   const TwoSidedGeometric& two_sided_geometric(double alpha);
+  // An integer staircase sampler for (eps, D, r), cached likewise.
+  const IntegerStaircase& integer_staircase(double eps, std::int64_t D, std::int64_t r);
 
   void retain() { ++refs_; }
   static void release(void* self);
@@ -35,6 +38,12 @@ class Connection {
   OsRng os_;
   std::unique_ptr<SeededRng> seeded_;
   std::unique_ptr<TwoSidedGeometric> geo_cache_;
+  struct StaircaseKey {
+    double eps;
+    std::int64_t D, r;
+    bool operator==(const StaircaseKey&) const = default;
+  } stair_key_{};
+  std::unique_ptr<IntegerStaircase> stair_cache_;
   int refs_ = 0;
 };
 

@@ -11,6 +11,19 @@ void private_count_step(sqlite3_context* ctx, int argc, sqlite3_value** argv);
 void private_count_final1(sqlite3_context* ctx);
 void private_count_final2(sqlite3_context* ctx);
 
+// sum.cpp: staircase_sum(x, eps, delta | lower, upper [, cost]), laplace_sum(...),
+// staircase_gamma(eps, cost), noise_cost(mechanism, eps, delta, cost)
+void staircase_sum_step(sqlite3_context* ctx, int argc, sqlite3_value** argv);
+void staircase_sum_final3(sqlite3_context* ctx);
+void staircase_sum_final4(sqlite3_context* ctx);
+void staircase_sum_final5(sqlite3_context* ctx);
+void laplace_sum_step(sqlite3_context* ctx, int argc, sqlite3_value** argv);
+void laplace_sum_final3(sqlite3_context* ctx);
+void laplace_sum_final4(sqlite3_context* ctx);
+void staircase_gamma_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
+void noise_cost_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
+void dp_sum_grid_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
+
 // scalars.cpp
 void dp_alpha(sqlite3_context* ctx, int argc, sqlite3_value** argv);
 void dp_epsilon(sqlite3_context* ctx, int argc, sqlite3_value** argv);
