@@ -16,6 +16,9 @@ void check_positive(double v, const char* name);
 // least 2^-53 (below that e^-eps rounds to 1, which is no mechanism at all).
 double alpha_of_epsilon(double eps, const char* name = "eps");
 
+// ln(alpha) in binary128, accurate for every double alpha in (0, 1).
+__float128 log_alpha(double alpha);
+
 // -ln(alpha) rounded up; alpha must be in (0, 1).
 double epsilon_of_alpha(double alpha, const char* name = "alpha");
 

@@ -9,6 +9,7 @@ extern "C" {
 }
 
 #include "core/format.hpp"
+#include "core/privacy.hpp"
 
 namespace optdp {
 
@@ -67,7 +68,7 @@ bool bernoulli(Rng& rng, double p) {
 
 Geometric::Geometric(double alpha) : alpha_(alpha) {
   check_alpha(alpha);
-  const __float128 L = log1pq(static_cast<__float128>(alpha) - 1);  // ln(alpha) < 0
+  const __float128 L = log_alpha(alpha);  // < 0
   for (int j = 0; j < kMaxDigits; ++j) {
     const __float128 a = expq(ldexpq(L, j));  // alpha^(2^j)
     const __float128 p = a / (1 + a);

@@ -1,6 +1,7 @@
 #include "sqlite/args.hpp"
 
 #include "core/format.hpp"
+#include "core/samplers.hpp"
 
 namespace optdp::sql {
 
@@ -10,16 +11,26 @@ std::string describe(sqlite3_value* v) {
       return "NULL";
     case SQLITE_INTEGER:
       return std::to_string(sqlite3_value_int64(v));
-    case SQLITE_FLOAT:
-      return format_double(sqlite3_value_double(v));
+    case SQLITE_FLOAT: {
+      std::string s = format_double(sqlite3_value_double(v));
+      if (s.find_first_of(".eEnN") == std::string::npos) s += ".0";  // 1.0 is REAL, 1 is INTEGER
+      return s;
+    }
     case SQLITE_TEXT: {
       const char* t = reinterpret_cast<const char*>(sqlite3_value_text(v));
       std::string s = t ? t : "";
-      if (s.size() > 40) s = s.substr(0, 40) + "...";
+      if (s.size() > 40) {
+        std::size_t cut = 40;
+        while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
+        s = s.substr(0, cut) + "...";
+      }
       return "text '" + s + "'";
     }
     default:
-      return "a blob of " + std::to_string(sqlite3_value_bytes(v)) + " bytes";
+    {
+      const int n = sqlite3_value_bytes(v);
+      return "a blob of " + std::to_string(n) + (n == 1 ? " byte" : " bytes");
+    }
   }
 }
 
@@ -27,6 +38,14 @@ double number_arg(sqlite3_value* v, const char* name) {
   const int t = sqlite3_value_type(v);
   if (t == SQLITE_FLOAT || t == SQLITE_INTEGER) return sqlite3_value_double(v);
   throw std::invalid_argument(std::string(name) + " must be a number, but is " + describe(v));
+}
+
+double alpha_arg(sqlite3_value* v, const char* name) {
+  const double a = number_arg(v, name);
+  if (sqlite3_value_type(v) == SQLITE_INTEGER)
+    throw std::invalid_argument(std::string(name) + " must be in (0, 1), but is " + describe(v));
+  check_alpha(a, name);
+  return a;
 }
 
 std::string_view text_arg(sqlite3_value* v, const char* name, const char* domain) {

@@ -27,6 +27,10 @@ double number_arg(sqlite3_value* v, const char* name);
 // A TEXT value; anything else throws "<name> must be text (<domain>), but is <value>".
 std::string_view text_arg(sqlite3_value* v, const char* name, const char* domain);
 
+// A privacy level alpha: a REAL in (0, 1) (no INTEGER is in range; it is
+// shown exactly in the message).
+double alpha_arg(sqlite3_value* v, const char* name = "alpha");
+
 // An INTEGER; anything else throws "<name> must be an integer, but is <value>".
 std::int64_t integer_arg(sqlite3_value* v, const char* name);
 

@@ -130,17 +130,52 @@ std::vector<std::vector<std::string>> find_calls(std::string_view sql, std::stri
   return calls;
 }
 
-std::vector<ValuePtr> constant_args(sqlite3* db, const char* name, int nargs, int first) {
-  const std::string why = std::string("the query matched no rows, so its parameters must be read from the statement, "
-                                      "but ");
-  std::vector<ValuePtr> result;
-  bool found = false;
+namespace {
+
+// Every SQL text on the connection that may contain the call being finalised:
+// the running statements (bound parameters expanded) and the definitions of
+// views and triggers in every attached schema (their code runs inside a
+// statement whose own text does not show the call).
+std::vector<std::string> candidate_texts(sqlite3* db) {
+  std::vector<std::string> texts;
   for (sqlite3_stmt* s = sqlite3_next_stmt(db, nullptr); s; s = sqlite3_next_stmt(db, s)) {
     if (!sqlite3_stmt_busy(s)) continue;
     SqlText text;
     text.expanded = sqlite3_expanded_sql(s);
     const char* sql = text.expanded ? text.expanded : sqlite3_sql(s);
-    if (!sql) continue;
+    if (sql) texts.emplace_back(sql);
+  }
+  std::vector<std::string> schemas;
+  {
+    Stmt list;
+    if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_database_list", -1, &list.p, nullptr) != SQLITE_OK)
+      throw std::runtime_error(std::string("cannot list the schemas: ") + sqlite3_errmsg(db));
+    while (sqlite3_step(list.p) == SQLITE_ROW)
+      schemas.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(list.p, 0)));
+  }
+  for (const auto& schema : schemas) {
+    char* q = sqlite3_mprintf("SELECT sql FROM \"%w\".sqlite_schema WHERE type IN ('view', 'trigger') AND sql IS NOT NULL",
+                              schema.c_str());
+    if (!q) throw std::bad_alloc();
+    Stmt defs;
+    const int rc = sqlite3_prepare_v2(db, q, -1, &defs.p, nullptr);
+    sqlite3_free(q);
+    if (rc != SQLITE_OK) throw std::runtime_error(std::string("cannot read the schema: ") + sqlite3_errmsg(db));
+    while (sqlite3_step(defs.p) == SQLITE_ROW)
+      texts.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(defs.p, 0)));
+  }
+  return texts;
+}
+
+}  // namespace
+
+std::vector<ValuePtr> constant_args(sqlite3* db, const char* name, int nargs, int first) {
+  const std::string why = std::string("the query matched no rows, so its parameters must be read from the SQL text, "
+                                      "but ");
+  const std::string advice = "; count from a one-row table with LEFT JOIN instead (see the reference)";
+  std::vector<ValuePtr> result;
+  bool found = false;
+  for (const std::string& sql : candidate_texts(db)) {
     for (const auto& args : find_calls(sql, name)) {
       if (static_cast<int>(args.size()) != nargs) continue;
       std::string select = "SELECT ";
@@ -148,8 +183,7 @@ std::vector<ValuePtr> constant_args(sqlite3* db, const char* name, int nargs, in
       Stmt eval;
       if (sqlite3_prepare_v2(db, select.c_str(), -1, &eval.p, nullptr) != SQLITE_OK || !eval.p ||
           sqlite3_step(eval.p) != SQLITE_ROW)
-        throw std::invalid_argument(why + "they are not constant expressions (" + select.substr(7) +
-                                    "); count from a one-row table with LEFT JOIN instead (see the reference)");
+        throw std::invalid_argument(why + "they are not constant expressions (" + select.substr(7) + ")" + advice);
       std::vector<ValuePtr> vals;
       for (int a = 0; a < nargs - first; ++a) {
         vals.emplace_back(sqlite3_value_dup(sqlite3_column_value(eval.p, a)));
@@ -160,15 +194,17 @@ std::vector<ValuePtr> constant_args(sqlite3* db, const char* name, int nargs, in
         found = true;
         continue;
       }
+      // Several calls (in this statement, another running one, a view or a
+      // trigger) that disagree: which one is being finalised cannot be told,
+      // so fail rather than risk another call's (weaker) parameters.
       for (int a = 0; a < nargs - first; ++a)
-        if (!same_value(result[a].get(), vals[a].get()))
-          throw std::invalid_argument(why + "the statement calls it with different parameters; "
-                                            "count from a one-row table with LEFT JOIN instead (see the reference)");
+        if (!same_value(result[static_cast<std::size_t>(a)].get(), vals[static_cast<std::size_t>(a)].get()))
+          throw std::invalid_argument(why + "the running statements, views and triggers call it with different "
+                                            "parameters" + advice);
     }
   }
   if (!found)
-    throw std::invalid_argument(why + "no call with " + std::to_string(nargs) +
-                                " arguments was found in the running statements");
+    throw std::invalid_argument(why + "no call with " + std::to_string(nargs) + " arguments was found" + advice);
   return result;
 }
 

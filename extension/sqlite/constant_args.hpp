@@ -3,13 +3,15 @@
 // SQLite calls an aggregate's xFinal without arguments when the query matched
 // no rows (and has no GROUP BY). optdp must still release 0 + noise, because
 // an error or a NULL there would tell that the true count is 0. So the noise
-// parameters are recovered from the statement itself: among the statements
-// running on the connection, every call name(a1, ..., an) with n arguments is
-// found in the SQL text (with bound parameters expanded), and its parameter
-// arguments a_first .. a_n are evaluated as constant expressions
-// (SELECT a_first, ...). All such calls must agree; if the parameters are not
-// constant expressions, or several calls disagree, it is an error, and the
-// documentation tells users to count from a one-row table with LEFT JOIN.
+// parameters are recovered from SQL text: every call name(a1, ..., an) with n
+// arguments in the running statements (bound parameters expanded by SQLite,
+// REALs with 15 significant digits) and in the definitions of views and
+// triggers, with its parameter arguments a_first .. a_n evaluated as
+// constant expressions (SELECT a_first, ...). All such calls must agree; if
+// they do not, or the parameters are not constant expressions, it is an
+// error: which call is being finalised cannot be told, and another call's
+// parameters might be weaker. The documentation tells users to count from a
+// one-row table with LEFT JOIN, which never takes this path.
 #pragma once
 
 #include <memory>

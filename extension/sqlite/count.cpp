@@ -31,8 +31,7 @@ void finish(sqlite3_context* ctx, int argc) {
     if (!st) {
       // No rows at all: 0 + noise, with alpha read from the statement.
       auto args = constant_args(sqlite3_context_db_handle(ctx), kName, argc, argc - 1);
-      empty.alpha = number_arg(args[0].get(), "alpha");
-      check_alpha(empty.alpha);
+      empty.alpha = alpha_arg(args[0].get());
       empty.started = true;
       st = &empty;
     }
@@ -64,8 +63,7 @@ void private_count_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     }
   } else {
     st->failed = !guard(ctx, kName, [&] {
-      st->alpha = number_arg(alpha, "alpha");
-      check_alpha(st->alpha);
+      st->alpha = alpha_arg(alpha);
     });
     if (st->failed) return;
     st->started = true;

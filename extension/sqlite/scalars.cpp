@@ -17,7 +17,7 @@ void dp_alpha(sqlite3_context* ctx, int, sqlite3_value** argv) {
 
 // eps = -ln(alpha) rounded up: the guarantee reported is never stronger than the true one.
 void dp_epsilon(sqlite3_context* ctx, int, sqlite3_value** argv) {
-  guard(ctx, "dp_epsilon", [&] { sqlite3_result_double(ctx, epsilon_of_alpha(number_arg(argv[0], "alpha"))); });
+  guard(ctx, "dp_epsilon", [&] { sqlite3_result_double(ctx, epsilon_of_alpha(alpha_arg(argv[0]))); });
 }
 
 void dp_version(sqlite3_context* ctx, int, sqlite3_value**) {

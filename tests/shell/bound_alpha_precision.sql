@@ -1,7 +1,8 @@
 -- On empty input alpha is recovered from the statement text with its bound
--- parameters expanded. The value used must be the value bound, to the last
--- bit: 0.9999999999999999 (the largest double below 1) is a valid alpha and
--- works when rows match, so it must work when none do.
+-- parameters expanded, and SQLite expands a bound REAL with 15 significant
+-- digits (documented limitation). 0.9999999999999999 (the largest double
+-- below 1) works when rows match; on empty input it reads back as 1, and the
+-- query must fail closed with an error, never run with a different alpha.
 .bail off
 .parameter init
 .parameter set :a 0.9999999999999999
