@@ -16,6 +16,13 @@
 ** fetches the aggregate context (sqlite3_aggregate_context) and increments a
 ** 64-bit counter; its final returns the count. It shows how much of a real
 ** aggregate's cost is SQLite's per-row context lookup rather than its own work.
+**
+** Two more probes, for explaining private_count's cost (not part of any target):
+**   noop_count_typed_agg(a)  : context + sqlite3_value_type(a) + sqlite3_value_double(a)
+**                              + compare with the first row's value + ++counter:
+**                              the same SQLite API calls per row as private_count's hot path.
+**   noop_count_double_agg(a) : context + sqlite3_value_double(a) + compare + ++counter:
+**                              the same with one API call fewer.
 */
 #include <sqlite3ext.h>
 SQLITE_EXTENSION_INIT1
@@ -35,6 +42,47 @@ static void count_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   if (n) ++*n;
 }
 
+typedef struct {
+  sqlite3_int64 n;
+  double a;
+  int started;
+} ProbeState;
+
+static void probe_typed_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  ProbeState* st = (ProbeState*)sqlite3_aggregate_context(ctx, sizeof *st);
+  int t;
+  (void)argc;
+  if (!st) return;
+  t = sqlite3_value_type(argv[0]);
+  if (!st->started) {
+    st->a = sqlite3_value_double(argv[0]);
+    st->started = 1;
+  } else if (!((t == SQLITE_FLOAT || t == SQLITE_INTEGER) && sqlite3_value_double(argv[0]) == st->a)) {
+    sqlite3_result_error(ctx, "argument changed", -1);
+    return;
+  }
+  ++st->n;
+}
+
+static void probe_double_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  ProbeState* st = (ProbeState*)sqlite3_aggregate_context(ctx, sizeof *st);
+  (void)argc;
+  if (!st) return;
+  if (!st->started) {
+    st->a = sqlite3_value_double(argv[0]);
+    st->started = 1;
+  } else if (sqlite3_value_double(argv[0]) != st->a) {
+    sqlite3_result_error(ctx, "argument changed", -1);
+    return;
+  }
+  ++st->n;
+}
+
+static void probe_final(sqlite3_context* ctx) {
+  ProbeState* st = (ProbeState*)sqlite3_aggregate_context(ctx, 0);
+  sqlite3_result_int64(ctx, st ? st->n : 0);
+}
+
 static void count_final(sqlite3_context* ctx) {
   sqlite3_int64* n = (sqlite3_int64*)sqlite3_aggregate_context(ctx, 0);
   sqlite3_result_int64(ctx, n ? *n : 0);
@@ -51,5 +99,11 @@ int sqlite3_noop_init(sqlite3* db, char** pzErrMsg, const sqlite3_api_routines* 
   int rc = sqlite3_create_function_v2(db, "noop_agg", 1, SQLITE_UTF8, 0, 0, noop_step, noop_final, 0);
   if (rc == SQLITE_OK)
     rc = sqlite3_create_function_v2(db, "noop_count_agg", 1, SQLITE_UTF8, 0, 0, count_step, count_final, 0);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_create_function_v2(db, "noop_count_typed_agg", 1, SQLITE_UTF8, 0, 0, probe_typed_step, probe_final,
+                                    0);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_create_function_v2(db, "noop_count_double_agg", 1, SQLITE_UTF8, 0, 0, probe_double_step,
+                                    probe_final, 0);
   return rc;
 }

@@ -50,6 +50,11 @@ constexpr Query kQueries[] = {
     // noop_agg plus the per-row sqlite3_aggregate_context call and ++counter:
     // the floor for any user-defined counting aggregate.
     {"noop_count_agg(0.5)", "SELECT noop_count_agg(0.5) FROM t"},
+    // Diagnostic probes (bench/noop_ext.c): noop_count_agg plus the per-row
+    // value_type/value_double checks private_count does on alpha, and with
+    // value_double only.
+    {"noop_count_typed_agg(0.5)", "SELECT noop_count_typed_agg(0.5) FROM t"},
+    {"noop_count_double_agg(0.5)", "SELECT noop_count_double_agg(0.5) FROM t"},
     {"private_count(0.5)", "SELECT private_count(0.5) FROM t"},
     {"private_count(x, 0.5)", "SELECT private_count(x, 0.5) FROM t"},
 };
@@ -212,22 +217,22 @@ int main(int argc, char** argv) {
   std::vector<double> med(nq);
   for (std::size_t q = 0; q < nq; ++q) med[q] = median(times[q]);
 
-  std::printf("\n%-24s %12s %12s %12s %14s  %s\n", "query", "median ms", "min ms", "max ms", "ns/row (med)",
+  std::printf("\n%-27s %12s %12s %12s %14s  %s\n", "query", "median ms", "min ms", "max ms", "ns/row (med)",
               "last result");
   for (std::size_t q = 0; q < nq; ++q) {
     const auto [lo, hi] = std::minmax_element(times[q].begin(), times[q].end());
-    std::printf("%-24s %12.1f %12.1f %12.1f %14.2f  %s\n", kQueries[q].label, med[q] * 1e3, *lo * 1e3, *hi * 1e3,
+    std::printf("%-27s %12.1f %12.1f %12.1f %14.2f  %s\n", kQueries[q].label, med[q] * 1e3, *lo * 1e3, *hi * 1e3,
                 med[q] * 1e9 / static_cast<double>(rows), values[q].c_str());
   }
 
   // Ratio of medians, and the median of the per-repetition ratios (each pair
   // measured in the same repetition, so slow phases of the machine cancel).
   std::printf("\nratios (ratio of medians | median of per-repetition ratios)\n");
-  std::printf("%-24s", "query");
+  std::printf("%-27s", "query");
   for (const char* b : kBaselines) std::printf("   %-26s", (std::string("/ ") + b).c_str());
   std::printf("\n");
   for (std::size_t q = 0; q < nq; ++q) {
-    std::printf("%-24s", kQueries[q].label);
+    std::printf("%-27s", kQueries[q].label);
     for (const char* b : kBaselines) {
       const int bi = index_of(b);
       std::vector<double> paired;
