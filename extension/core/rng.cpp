@@ -2,13 +2,27 @@
 
 #include <sodium.h>
 
+#include <pthread.h>
+
 #include <stdexcept>
 
 namespace optdp {
 
+std::atomic<unsigned> Rng::fork_generation_{0};
+
+namespace {
+void after_fork_in_child() { Rng::fork_generation_bump(); }
+struct ForkHandler {
+  ForkHandler() { pthread_atfork(nullptr, nullptr, after_fork_in_child); }
+} const install_fork_handler;
+}  // namespace
+
+void Rng::fork_generation_bump() { fork_generation_.fetch_add(1, std::memory_order_relaxed); }
+
 Rng::~Rng() = default;
 
 void Rng::refill_buffer() {
+  generation_ = fork_generation();
   generate(buf_, kBufSize);
   pos_ = 0;
 }
@@ -27,7 +41,14 @@ OsRng::OsRng() {
   if (sodium_init() < 0) throw std::runtime_error("libsodium could not be initialised");
 }
 
-void OsRng::generate(unsigned char* buf, std::size_t n) { randombytes_buf(buf, n); }
+void OsRng::generate(unsigned char* buf, std::size_t n) {
+  // A fresh key from the OS for every block; the keystream is the block.
+  unsigned char key[crypto_stream_chacha20_KEYBYTES];
+  static const unsigned char nonce[crypto_stream_chacha20_NONCEBYTES] = {0};
+  randombytes_buf(key, sizeof key);
+  crypto_stream_chacha20(buf, n, nonce, key);
+  sodium_memzero(key, sizeof key);
+}
 
 SeededRng::SeededRng(std::uint64_t seed) {
   if (sodium_init() < 0) throw std::runtime_error("libsodium could not be initialised");

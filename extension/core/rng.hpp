@@ -1,16 +1,23 @@
 // optdp core: sources of randomness.
 //
 // Every random bit optdp uses comes through an Rng. The shipped default is
-// OsRng, which draws from the operating system's CSPRNG through libsodium
-// (randombytes_buf), buffered so that a noisy answer costs a few bytes of a
-// 4 KiB block rather than a system call. SeededRng is libsodium's ChaCha20
-// stream keyed by a hash of a 64-bit seed: deterministic, for tests and for
-// the SQL function dp_seed(n). It is never the default.
+// OsRng: each 4 KiB block of randomness is libsodium's ChaCha20 keystream
+// under a fresh 256-bit key drawn from the operating system's CSPRNG
+// (randombytes_buf, one getrandom call per block), so a noisy answer costs
+// a few bytes of a block rather than a system call. SeededRng is libsodium's
+// ChaCha20 stream keyed by a hash of a 64-bit seed: deterministic, for tests
+// and for the SQL function dp_seed(n). It is never the default.
+//
+// Fork safety: a child process must never reuse bytes its parent buffered
+// (both would release the same noise). A pthread_atfork child handler bumps
+// a global generation; every Rng discards its buffer when the generation it
+// filled it in is not the current one.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <atomic>
 
 namespace optdp {
 
@@ -23,12 +30,12 @@ class Rng {
 
   // One uniformly random byte.
   std::uint8_t byte() {
-    if (pos_ == kBufSize) refill_buffer();
+    if (pos_ == kBufSize || generation_ != fork_generation()) [[unlikely]] refill_buffer();
     return buf_[pos_++];
   }
   // 64 uniformly random bits.
   std::uint64_t u64() {
-    if (kBufSize - pos_ < 8) refill_buffer();
+    if (kBufSize - pos_ < 8 || generation_ != fork_generation()) [[unlikely]] refill_buffer();
     std::uint64_t v;
     std::memcpy(&v, buf_ + pos_, 8);
     pos_ += 8;
@@ -38,6 +45,10 @@ class Rng {
   std::uint64_t below(std::uint64_t n);
   // A fair coin.
   bool coin() { return byte() & 1u; }
+
+  // Incremented in every child process after fork().
+  static void fork_generation_bump();
+  static unsigned fork_generation() { return fork_generation_.load(std::memory_order_relaxed); }
 
   // "os" or "seeded": what dp_rng() reports.
   virtual const char* kind() const = 0;
@@ -49,8 +60,10 @@ class Rng {
  private:
   static constexpr std::size_t kBufSize = 4096;
   void refill_buffer();
+  static std::atomic<unsigned> fork_generation_;
   alignas(64) unsigned char buf_[kBufSize];
   std::size_t pos_ = kBufSize;
+  unsigned generation_ = 0;
 };
 
 // The operating system's CSPRNG (libsodium randombytes_buf).

@@ -3,6 +3,11 @@
 #include <array>
 #include <set>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+
 #include "core/rng.hpp"
 #include "stats.hpp"
 
@@ -60,4 +65,28 @@ TEST(OsRng, ProducesFreshBytes) {
   std::set<std::uint64_t> seen;
   for (int i = 0; i < 1000; ++i) seen.insert(r.u64());
   EXPECT_EQ(seen.size(), 1000u);  // 64-bit collisions would be a broken generator
+}
+
+// A child process must not replay the bytes its parent had buffered.
+TEST(OsRng, ForkedChildDoesNotReuseTheParentsBuffer) {
+  OsRng r;
+  (void)r.u64();  // fill the buffer; 4088 bytes remain buffered
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    std::uint64_t v[4] = {r.u64(), r.u64(), r.u64(), r.u64()};
+    const auto w = write(fds[1], v, sizeof v);
+    _exit(w == sizeof v ? 0 : 1);
+  }
+  std::uint64_t mine[4] = {r.u64(), r.u64(), r.u64(), r.u64()};
+  std::uint64_t child[4] = {};
+  ASSERT_EQ(read(fds[0], child, sizeof child), static_cast<ssize_t>(sizeof child));
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_EQ(status, 0);
+  EXPECT_NE(std::memcmp(mine, child, sizeof mine), 0);
+  close(fds[0]);
+  close(fds[1]);
 }
