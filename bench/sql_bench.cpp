@@ -57,10 +57,15 @@ constexpr Query kQueries[] = {
     {"noop_count_double_agg(0.5)", "SELECT noop_count_double_agg(0.5) FROM t"},
     {"private_count(0.5)", "SELECT private_count(0.5) FROM t"},
     {"private_count(x, 0.5)", "SELECT private_count(x, 0.5) FROM t"},
+    // Sums (issue 3): the built-in sum() against the private sums.
+    {"sum(x)", "SELECT sum(x) FROM t"},
+    {"staircase_sum(x, 1.0, 0, 100)", "SELECT staircase_sum(x, 1.0, 0, 100) FROM t"},
+    {"staircase_sum(x, 1.0, 100)", "SELECT staircase_sum(x, 1.0, 100) FROM t"},
+    {"laplace_sum(x, 1.0, 0, 100)", "SELECT laplace_sum(x, 1.0, 0, 100) FROM t"},
 };
 
 // Every query is also printed as a ratio against each of these.
-constexpr const char* kBaselines[] = {"noop_agg(0.5)", "count(*)"};
+constexpr const char* kBaselines[] = {"noop_agg(0.5)", "count(*)", "sum(x)", "staircase_sum(x, 1.0, 0, 100)"};
 
 // Targets from the issue: query / baseline <= limit.
 struct Target {
@@ -70,6 +75,7 @@ struct Target {
 };
 constexpr Target kTargets[] = {
     {"private_count(0.5)", "noop_agg(0.5)", 1.10},
+    {"staircase_sum(x, 1.0, 0, 100)", "sum(x)", 1.15},
 };
 
 [[noreturn]] void die(const std::string& what) {

@@ -38,6 +38,14 @@ std::int64_t integer_arg(sqlite3_value* v, const char* name);
 // <first> to <value>" unless v is a number equal to first.
 void require_same_number(sqlite3_value* v, double first, const char* name);
 
+// The per-row check that a parameter still equals the first row's value:
+// a number (INTEGER or REAL) equal to it. Two API calls; bench/README.md has
+// what they cost. On false, the caller reports with require_same_number.
+inline bool unchanged_number(sqlite3_value* v, double first) {
+  const int t = sqlite3_value_type(v);
+  return (t == SQLITE_FLOAT || t == SQLITE_INTEGER) && sqlite3_value_double(v) == first;
+}
+
 // Sets the error of ctx from the exception in flight. Call only in a catch block.
 void report_current_exception(sqlite3_context* ctx, const char* function) noexcept;
 

@@ -56,8 +56,7 @@ void private_count_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   sqlite3_value* alpha = argv[argc - 1];
   if (st->started) [[likely]] {
     // Hot path: the same alpha as the first row.
-    const int t = sqlite3_value_type(alpha);
-    if (!((t == SQLITE_FLOAT || t == SQLITE_INTEGER) && sqlite3_value_double(alpha) == st->alpha)) [[unlikely]] {
+    if (!unchanged_number(alpha, st->alpha)) [[unlikely]] {
       st->failed = !guard(ctx, kName, [&] { require_same_number(alpha, st->alpha, "alpha"); });
       if (st->failed) return;
     }

@@ -86,11 +86,6 @@ void require_same_params(const SumState& st, int argc, sqlite3_value** argv) {
   }
 }
 
-inline bool same_number(sqlite3_value* v, double d) {
-  const int t = sqlite3_value_type(v);
-  return (t == SQLITE_FLOAT || t == SQLITE_INTEGER) && sqlite3_value_double(v) == d;
-}
-
 template <Mechanism M>
 void sum_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   auto* st = static_cast<SumState*>(sqlite3_aggregate_context(ctx, sizeof(SumState)));
@@ -100,9 +95,9 @@ void sum_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   }
   if (st->failed) return;
   if (st->started) [[likely]] {
-    bool same = same_number(argv[1], st->eps);
-    if (argc == 3) same = same && same_number(argv[2], st->upper);
-    else same = same && same_number(argv[2], st->lower) && same_number(argv[3], st->upper);
+    bool same = unchanged_number(argv[1], st->eps);
+    if (argc == 3) same = same && unchanged_number(argv[2], st->upper);
+    else same = same && unchanged_number(argv[2], st->lower) && unchanged_number(argv[3], st->upper);
     if (!same || argc == 5) [[unlikely]] {
       st->failed = !guard(ctx, name_of(M), [&] { require_same_params(*st, argc, argv); });
       if (st->failed) return;
