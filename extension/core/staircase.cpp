@@ -163,6 +163,25 @@ std::int64_t IntegerStaircase::operator()(Rng& rng) const {
   }
 }
 
+std::int64_t staircase_r(std::string_view spec, double eps, std::int64_t D) {
+  if (spec == "l1") return IntegerStaircase::optimal_r(eps, D, Cost::L1);
+  if (spec == "l2") return IntegerStaircase::optimal_r(eps, D, Cost::L2);
+  if (spec.substr(0, 2) == "r=" && spec.size() > 2 && spec.size() <= 21) {
+    std::int64_t k = 0;
+    bool ok = true;
+    for (char c : spec.substr(2)) {
+      if (c < '0' || c > '9' || k > (INT64_MAX - 9) / 10) {
+        ok = false;
+        break;
+      }
+      k = k * 10 + (c - '0');
+    }
+    if (ok && k >= 1 && k <= D) return k;
+  }
+  throw std::invalid_argument("cost must be 'l1', 'l2' or 'r=K' with K an integer in [1, " + std::to_string(D) +
+                              "], but is '" + std::string(spec.substr(0, 40)) + "'");
+}
+
 // ---- grid -----------------------------------------------------------------------
 
 std::int64_t Grid::quantize(double x, double lower, double upper) const {

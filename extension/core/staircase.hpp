@@ -69,6 +69,11 @@ class IntegerStaircase {
   Fraction128 p_low_;  // P[B = 0] = r / (r + (D - r) b): offset in the high step [0, r)
 };
 
+// The r of an integer staircase from a text spec: 'l1' or 'l2' (the r that
+// minimises that cost) or 'r=K' with K an integer in [1, D]. Throws
+// "cost must be 'l1', 'l2' or 'r=K' with K in [1, D], but is '...'".
+std::int64_t staircase_r(std::string_view spec, double eps, std::int64_t D);
+
 // The grid for real-valued sums (MATH.md, floating-point safety). Values are
 // clamped into [lower, upper], rounded to the nearest multiple of g, and
 // summed as integers; integer noise with sensitivity D = round(upper/g) -

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "core/rng.hpp"
 #include "core/samplers.hpp"
@@ -31,6 +33,13 @@ class Connection {
   // An integer staircase sampler for (eps, D, r), cached likewise.
   const IntegerStaircase& integer_staircase(double eps, std::int64_t D, std::int64_t r);
 
+  // The last remap computed by remap_count, keyed by its arguments.
+  struct RemapCache {
+    std::string key;
+    std::vector<std::int64_t> answer;
+  };
+  RemapCache& remap_cache() { return remap_cache_; }
+
   void retain() { ++refs_; }
   static void release(void* self);
 
@@ -44,6 +53,7 @@ class Connection {
     bool operator==(const StaircaseKey&) const = default;
   } stair_key_{};
   std::unique_ptr<IntegerStaircase> stair_cache_;
+  RemapCache remap_cache_;
   int refs_ = 0;
 };
 

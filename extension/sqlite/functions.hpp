@@ -24,6 +24,15 @@ void staircase_gamma_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
 void noise_cost_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
 void dp_sum_grid_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
 
+// matrix.cpp: table-valued functions and scalars of issue 4
+struct TableFunction;
+extern const TableFunction kGeometricMatrix, kDerivationMatrix, kStaircasePmf, kOptimalRemap, kOptimalMechanism,
+    kMinimaxRemap, kMinimaxMechanism;
+void remap_count_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
+void optimal_loss_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
+void minimax_loss_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
+void dp_derivable_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
+
 // scalars.cpp
 void dp_alpha(sqlite3_context* ctx, int argc, sqlite3_value** argv);
 void dp_epsilon(sqlite3_context* ctx, int argc, sqlite3_value** argv);

@@ -17,6 +17,7 @@
 #include "sqlite/api.hpp"
 #include "sqlite/connection.hpp"
 #include "sqlite/functions.hpp"
+#include "sqlite/vtab.hpp"
 
 SQLITE_EXTENSION_INIT1
 
@@ -50,12 +51,20 @@ constexpr Function kFunctions[] = {
     {"staircase_gamma", 2, kDeterministic, staircase_gamma_fn, nullptr, nullptr},
     {"noise_cost", 4, kDeterministic, noise_cost_fn, nullptr, nullptr},
     {"dp_sum_grid", 3, kDeterministic, dp_sum_grid_fn, nullptr, nullptr},
+    {"remap_count", 5, kDeterministic, remap_count_fn, nullptr, nullptr},
+    {"optimal_loss", 4, kDeterministic, optimal_loss_fn, nullptr, nullptr},
+    {"minimax_loss", 5, kDeterministic, minimax_loss_fn, nullptr, nullptr},
+    {"dp_derivable", 2, kDeterministic, dp_derivable_fn, nullptr, nullptr},
     {"dp_alpha", 1, kDeterministic, dp_alpha, nullptr, nullptr},
     {"dp_epsilon", 1, kDeterministic, dp_epsilon, nullptr, nullptr},
     {"dp_version", 0, kDeterministic, dp_version, nullptr, nullptr},
     {"dp_seed", 1, kDirectOnly, dp_seed, nullptr, nullptr},
     {"dp_rng", 0, kRandom, dp_rng, nullptr, nullptr},
 };
+
+// Every table-valued function (eponymous virtual table).
+const TableFunction* const kTables[] = {&kGeometricMatrix, &kDerivationMatrix, &kStaircasePmf, &kOptimalRemap,
+                                        &kOptimalMechanism, &kMinimaxRemap, &kMinimaxMechanism};
 
 int register_all(sqlite3* db, char** pzErrMsg) {
   Connection* conn = new (std::nothrow) Connection();
@@ -72,6 +81,12 @@ int register_all(sqlite3* db, char** pzErrMsg) {
         *pzErrMsg = sqlite3_mprintf("optdp: registering %s/%d failed: %s", f.name, f.nargs, sqlite3_errmsg(db));
       break;
     }
+  }
+  for (const TableFunction* t : kTables) {
+    if (rc != SQLITE_OK) break;
+    rc = register_table_function(db, *t, conn);
+    if (rc != SQLITE_OK && pzErrMsg)
+      *pzErrMsg = sqlite3_mprintf("optdp: registering table %s failed: %s", t->name, sqlite3_errmsg(db));
   }
   Connection::release(conn);
   return rc;
