@@ -714,23 +714,30 @@ class TestFunctionListSnapshot(unittest.TestCase):
     def function_rows(db):
         return set(db.execute("select name, narg, type, flags from pragma_function_list").fetchall())
 
+    @staticmethod
+    def module_rows(db):
+        return set(r[0] for r in db.execute("select name from pragma_module_list").fetchall())
+
     def current(self):
         plain, loaded = connect(load=False), connect()
         try:
             added = sorted(self.function_rows(loaded) - self.function_rows(plain))
             removed = sorted(self.function_rows(plain) - self.function_rows(loaded))
+            modules = sorted(self.module_rows(loaded) - self.module_rows(plain))
         finally:
             plain.close()
             loaded.close()
         self.assertEqual(removed, [], "loading optdp changed built-in functions")
-        return ["%s|%d|%s|%d|%s" % (name, narg, typ, flags, self.describe_flags(flags))
-                for name, narg, typ, flags in added]
+        return (["%s|%d|%s|%d|%s" % (name, narg, typ, flags, self.describe_flags(flags))
+                 for name, narg, typ, flags in added] +
+                ["table-valued function|%s" % name for name in modules])
 
     def test_snapshot(self):
         lines = self.current()
         header = ["# Functions optdp registers: name|narg|type|flags|decoded flags, from",
                   "#   SELECT name, narg, type, flags FROM pragma_function_list",
-                  "# with the module loaded minus without (type: s scalar, a aggregate, w window).",
+                  "# with the module loaded minus without (type: s scalar, a aggregate, w window),",
+                  "# then the table-valued functions (virtual table modules) from pragma_module_list.",
                   "# Regenerate: OPTDP_UPDATE_SNAPSHOT=1 /usr/bin/python3 tests/python/test_optdp.py \\",
                   "#   --module build/optdp.so TestFunctionListSnapshot  (then review the diff)"]
         if UPDATE_SNAPSHOT:
