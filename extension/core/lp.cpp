@@ -4,6 +4,8 @@
 #include <CoinPackedMatrix.hpp>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -53,11 +55,14 @@ class Lp {
     const char* mode = getenv("LPMODE");
     int md = mode ? atoi(mode) : 0;
     const char* tol = getenv("LPTOL"); double tl = tol ? atof(tol) : 1e-10;
-    if (md != 1) { model.setPrimalTolerance(tl); model.setDualTolerance(tl); }
-    if (md == 2) model.scaling(0);
+    model.setPrimalTolerance(tl); model.setDualTolerance(tl);
+    if (md == 1) model.scaling(0);
     model.dual();
+    int s1 = model.secondaryStatus();
+    if (md == 2 && model.secondaryStatus() != 0) { model.scaling(0); model.dual(); }
     if (md == 3 && model.secondaryStatus() != 0) { model.scaling(0); model.primal(1); }
-    if (!model.isProvenOptimal() || model.secondaryStatus() != 0)
+    if (getenv("LPV") && (s1 || model.secondaryStatus())) fprintf(stderr, "[%s sec %d -> %d st %d]\n", what, s1, model.secondaryStatus(), model.status());
+    if (!model.isProvenOptimal())
       throw std::runtime_error(std::string(what) + ": the linear program was not solved to optimality (Clp status " +
                                status_text(model.status()) + ", secondary status " +
                                std::to_string(model.secondaryStatus()) + ")");
