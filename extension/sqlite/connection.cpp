@@ -23,6 +23,11 @@ const IntegerStaircase& Connection::integer_staircase(double eps, std::int64_t D
   return *stair_cache_;
 }
 
+const LevelChain& Connection::level_chain(const std::vector<double>& alphas) {
+  if (!levels_cache_ || levels_cache_->alphas() != alphas) levels_cache_ = std::make_unique<LevelChain>(alphas);
+  return *levels_cache_;
+}
+
 void Connection::release(void* self) {
   auto* c = static_cast<Connection*>(self);
   if (--c->refs_ == 0) delete c;

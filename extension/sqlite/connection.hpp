@@ -14,6 +14,7 @@
 
 #include "core/rng.hpp"
 #include "core/samplers.hpp"
+#include "core/levels.hpp"
 #include "core/staircase.hpp"
 #include "sqlite/api.hpp"
 
@@ -32,6 +33,9 @@ class Connection {
   const TwoSidedGeometric& two_sided_geometric(double alpha);
   // An integer staircase sampler for (eps, D, r), cached likewise.
   const IntegerStaircase& integer_staircase(double eps, std::int64_t D, std::int64_t r);
+
+  // A level chain for these alphas, cached like the samplers.
+  const LevelChain& level_chain(const std::vector<double>& alphas);
 
   // The last remap computed by remap_count, keyed by its arguments.
   struct RemapCache {
@@ -54,6 +58,7 @@ class Connection {
   } stair_key_{};
   std::unique_ptr<IntegerStaircase> stair_cache_;
   RemapCache remap_cache_;
+  std::unique_ptr<LevelChain> levels_cache_;
   int refs_ = 0;
 };
 

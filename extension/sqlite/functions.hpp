@@ -33,6 +33,13 @@ void optimal_loss_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
 void minimax_loss_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
 void dp_derivable_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
 
+// levels.cpp: private_count_levels(alpha_1..alpha_k), private_count_levels_of(x, alpha_1..), release_levels
+void private_count_levels_step(sqlite3_context* ctx, int argc, sqlite3_value** argv);
+void private_count_levels_final(sqlite3_context* ctx);
+void private_count_levels_of_step(sqlite3_context* ctx, int argc, sqlite3_value** argv);
+void private_count_levels_of_final(sqlite3_context* ctx);
+extern const TableFunction kReleaseLevels;
+
 // scalars.cpp
 void dp_alpha(sqlite3_context* ctx, int argc, sqlite3_value** argv);
 void dp_epsilon(sqlite3_context* ctx, int argc, sqlite3_value** argv);

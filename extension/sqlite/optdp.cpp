@@ -14,6 +14,7 @@
 */
 #include <new>
 
+#include "core/levels.hpp"
 #include "sqlite/api.hpp"
 #include "sqlite/connection.hpp"
 #include "sqlite/functions.hpp"
@@ -64,7 +65,18 @@ constexpr Function kFunctions[] = {
 
 // Every table-valued function (eponymous virtual table).
 const TableFunction* const kTables[] = {&kGeometricMatrix, &kDerivationMatrix, &kStaircasePmf, &kOptimalRemap,
-                                        &kOptimalMechanism, &kMinimaxRemap, &kMinimaxMechanism};
+                                        &kOptimalMechanism, &kMinimaxRemap, &kMinimaxMechanism, &kReleaseLevels};
+
+// Registers one function holding a reference to conn; on failure SQLite has
+// already called xDestroy (dropping that reference) and *pzErrMsg says why.
+int register_function(sqlite3* db, const Function& f, Connection* conn, char** pzErrMsg) {
+  conn->retain();
+  const int rc =
+      sqlite3_create_function_v2(db, f.name, f.nargs, f.flags, conn, f.scalar, f.step, f.final, Connection::release);
+  if (rc != SQLITE_OK && pzErrMsg)
+    *pzErrMsg = sqlite3_mprintf("optdp: registering %s/%d failed: %s", f.name, f.nargs, sqlite3_errmsg(db));
+  return rc;
+}
 
 int register_all(sqlite3* db, char** pzErrMsg) {
   Connection* conn = new (std::nothrow) Connection();
@@ -72,15 +84,19 @@ int register_all(sqlite3* db, char** pzErrMsg) {
   conn->retain();  // held until every registration has taken its own reference
   int rc = SQLITE_OK;
   for (const Function& f : kFunctions) {
-    conn->retain();
-    rc = sqlite3_create_function_v2(db, f.name, f.nargs, f.flags, conn, f.scalar, f.step, f.final,
-                                    Connection::release);
-    // On failure SQLite has already called xDestroy, dropping that reference.
-    if (rc != SQLITE_OK) {
-      if (pzErrMsg)
-        *pzErrMsg = sqlite3_mprintf("optdp: registering %s/%d failed: %s", f.name, f.nargs, sqlite3_errmsg(db));
-      break;
-    }
+    rc = register_function(db, f, conn, pzErrMsg);
+    if (rc != SQLITE_OK) break;
+  }
+  // private_count_levels takes 1..16 levels, private_count_levels_of x and 1..16 levels.
+  for (int k = 1; k <= kMaxLevels && rc == SQLITE_OK; ++k) {
+    rc = register_function(
+        db, {"private_count_levels", k, kRandom, nullptr, private_count_levels_step, private_count_levels_final},
+        conn, pzErrMsg);
+    if (rc == SQLITE_OK)
+      rc = register_function(db,
+                             {"private_count_levels_of", k + 1, kRandom, nullptr, private_count_levels_of_step,
+                              private_count_levels_of_final},
+                             conn, pzErrMsg);
   }
   for (const TableFunction* t : kTables) {
     if (rc != SQLITE_OK) break;

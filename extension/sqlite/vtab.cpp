@@ -42,7 +42,7 @@ int x_connect(sqlite3* db, void* aux, int, const char* const*, sqlite3_vtab** ou
     *err = sqlite3_mprintf("%s: cannot declare the table: %s", module->fn->name, sqlite3_errmsg(db));
     return rc;
   }
-  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
+  sqlite3_vtab_config(db, module->fn->random ? SQLITE_VTAB_DIRECTONLY : SQLITE_VTAB_INNOCUOUS);
   auto* vtab = static_cast<VTab*>(sqlite3_malloc(sizeof(VTab)));
   if (!vtab) return SQLITE_NOMEM;
   vtab->base = sqlite3_vtab{};

@@ -39,6 +39,9 @@ struct TableFunction {
   // Builds the rows from the arguments (argv[k] is params[k], nullptr when an
   // optional one is absent). Throws std::invalid_argument for bad arguments.
   std::unique_ptr<RowSource> (*open)(sqlite3_value** argv, Connection& conn);
+  // Randomised (draws noise): not SQLITE_VTAB_INNOCUOUS, so it cannot run from
+  // views or triggers of an untrusted schema.
+  bool random = false;
 };
 
 // Registers fn as an eponymous-only module on db; conn is shared user data.

@@ -1,0 +1,150 @@
+// One count at several privacy levels, collusion-resistant (core/levels.hpp).
+//
+//   private_count_levels(alpha_1, ..., alpha_k)        aggregate: JSON array of k INTEGERs
+//   private_count_levels_of(x, alpha_1, ..., alpha_k)  the same, counting rows where x IS NOT NULL
+//   release_levels(value, n, alphas_json)              table: (level, alpha, released), range-restricted
+//
+// The two aggregate forms have different names because private_count_levels(0.1, 0.5)
+// could otherwise be read either as two levels or as x = 0.1 with one level.
+#include <string>
+
+#include "core/levels.hpp"
+#include "core/loss.hpp"
+#include "sqlite/args.hpp"
+#include "sqlite/connection.hpp"
+#include "sqlite/constant_args.hpp"
+#include "sqlite/functions.hpp"
+#include "sqlite/vtab.hpp"
+
+namespace optdp::sql {
+
+namespace {
+
+struct LevelsState {
+  std::int64_t rows;
+  double alphas[kMaxLevels];
+  int k;
+  bool started, failed;
+};
+
+const char* level_name(int i) {
+  static const char* const names[kMaxLevels] = {"alpha_1",  "alpha_2",  "alpha_3",  "alpha_4",  "alpha_5",  "alpha_6",
+                                                "alpha_7",  "alpha_8",  "alpha_9",  "alpha_10", "alpha_11", "alpha_12",
+                                                "alpha_13", "alpha_14", "alpha_15", "alpha_16"};
+  return names[i];
+}
+
+void read_levels(LevelsState& st, int first, int argc, sqlite3_value** argv) {
+  std::vector<double> a;
+  for (int i = first; i < argc; ++i) a.push_back(alpha_arg(argv[i], level_name(i - first)));
+  check_levels(a);
+  st.k = static_cast<int>(a.size());
+  std::copy(a.begin(), a.end(), st.alphas);
+}
+
+template <int FIRST>  // 0: private_count_levels, 1: private_count_levels_of
+constexpr const char* name_of() {
+  return FIRST == 0 ? "private_count_levels" : "private_count_levels_of";
+}
+
+template <int FIRST>
+void levels_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  auto* st = static_cast<LevelsState*>(sqlite3_aggregate_context(ctx, sizeof(LevelsState)));
+  if (!st) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  if (st->failed) return;
+  if (st->started) [[likely]] {
+    for (int i = FIRST; i < argc; ++i) {
+      if (!unchanged_number(argv[i], st->alphas[i - FIRST])) [[unlikely]] {
+        st->failed = !guard(ctx, name_of<FIRST>(),
+                            [&] { require_same_number(argv[i], st->alphas[i - FIRST], level_name(i - FIRST)); });
+        return;
+      }
+    }
+  } else {
+    st->failed = !guard(ctx, name_of<FIRST>(), [&] { read_levels(*st, FIRST, argc, argv); });
+    if (st->failed) return;
+    st->started = true;
+  }
+  if (FIRST == 0 || sqlite3_value_type(argv[0]) != SQLITE_NULL) ++st->rows;
+}
+
+template <int FIRST>
+void levels_final(sqlite3_context* ctx) {
+  guard(ctx, name_of<FIRST>(), [&] {
+    auto* st = static_cast<LevelsState*>(sqlite3_aggregate_context(ctx, 0));
+    LevelsState empty{};
+    if (!st) {
+      // No rows: find the call (any number of levels) in the SQL text.
+      std::vector<ValuePtr> args;
+      std::string last_error;
+      for (int k = 1; k <= kMaxLevels && args.empty(); ++k) {
+        try {
+          args = constant_args(sqlite3_context_db_handle(ctx), name_of<FIRST>(), k + FIRST, FIRST);
+        } catch (const std::invalid_argument& e) {
+          last_error = e.what();
+          if (last_error.find("no call with") == std::string::npos) throw;
+        }
+      }
+      if (args.empty()) throw std::invalid_argument(last_error);
+      std::vector<sqlite3_value*> argv(args.size() + FIRST, nullptr);
+      for (std::size_t i = 0; i < args.size(); ++i) argv[i + FIRST] = args[i].get();
+      read_levels(empty, FIRST, static_cast<int>(argv.size()), argv.data());
+      empty.started = true;
+      st = &empty;
+    }
+    if (st->failed || !st->started) return;
+    Connection& conn = connection(ctx);
+    const auto released =
+        conn.level_chain(std::vector<double>(st->alphas, st->alphas + st->k)).release(st->rows, conn.rng());
+    std::string json = "[";
+    for (std::size_t i = 0; i < released.size(); ++i) json += (i ? "," : "") + std::to_string(released[i]);
+    json += "]";
+    sqlite3_result_text(ctx, json.c_str(), static_cast<int>(json.size()), SQLITE_TRANSIENT);
+    sqlite3_result_subtype(ctx, 'J');  // JSON, for SQLite's json functions
+  });
+}
+
+class LevelRows final : public RowSource {
+ public:
+  LevelRows(std::vector<double> alphas, std::vector<std::int64_t> released)
+      : alphas_(std::move(alphas)), released_(std::move(released)) {}
+  bool eof() const override { return i_ >= released_.size(); }
+  void next() override { ++i_; }
+  void column(sqlite3_context* ctx, int c) const override {
+    if (c == 0) sqlite3_result_int64(ctx, static_cast<std::int64_t>(i_ + 1));
+    else if (c == 1) sqlite3_result_double(ctx, alphas_[i_]);
+    else sqlite3_result_int64(ctx, released_[i_]);
+  }
+
+ private:
+  std::vector<double> alphas_;
+  std::vector<std::int64_t> released_;
+  std::size_t i_ = 0;
+};
+
+std::unique_ptr<RowSource> open_release_levels(sqlite3_value** argv, Connection& conn) {
+  const std::int64_t value = integer_arg(argv[0], "value");
+  const std::int64_t n = integer_arg(argv[1], "n");
+  check_n(n, kMaxMatrixN);
+  auto alphas = parse_levels(text_arg(argv[2], "alphas", "a JSON array of increasing alphas"));
+  RangeLevelChain chain(n, alphas);
+  auto released = chain.release(value, conn.rng());
+  return std::make_unique<LevelRows>(std::move(alphas), std::move(released));
+}
+
+}  // namespace
+
+void private_count_levels_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) { levels_step<0>(ctx, argc, argv); }
+void private_count_levels_final(sqlite3_context* ctx) { levels_final<0>(ctx); }
+void private_count_levels_of_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  levels_step<1>(ctx, argc, argv);
+}
+void private_count_levels_of_final(sqlite3_context* ctx) { levels_final<1>(ctx); }
+
+const TableFunction kReleaseLevels{"release_levels", "level INTEGER, alpha REAL, released INTEGER", 3,
+                                   {"value", "n", "alphas"}, 3, open_release_levels, /*random=*/true};
+
+}  // namespace optdp::sql
