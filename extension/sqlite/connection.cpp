@@ -1,12 +1,56 @@
 #include "sqlite/connection.hpp"
 
+#include <map>
+#include <mutex>
+#include <stdexcept>
+
+#include "sqlite/constant_args.hpp"
+#include "sqlite/ledger.hpp"
+
 namespace optdp::sql {
 
-Connection::Connection() = default;
+namespace {
+std::mutex registry_mutex;
+std::map<sqlite3*, Connection*>& registry() {
+  static auto* r = new std::map<sqlite3*, Connection*>();  // never destroyed: used from atexit-time closes
+  return *r;
+}
+}  // namespace
+
+Connection::Connection(sqlite3* db) : db_(db) {}
+
+Connection::~Connection() {
+  std::lock_guard<std::mutex> lock(registry_mutex);
+  auto it = registry().find(db_);
+  if (it != registry().end() && it->second == this) registry().erase(it);
+}
+
+Connection* Connection::for_db(sqlite3* db) {
+  std::lock_guard<std::mutex> lock(registry_mutex);
+  auto& r = registry();
+  auto it = r.find(db);
+  Connection* c = it != r.end() ? it->second : nullptr;
+  if (!c) {
+    c = new Connection(db);
+    r[db] = c;
+  }
+  ++c->refs_;
+  return c;
+}
 
 void Connection::seed(std::optional<std::uint64_t> seed) {
+  if (seed && ledger_)
+    throw std::invalid_argument("refused: a privacy ledger is attached, and a known seed makes the noise predictable");
   if (seed) seeded_ = std::make_unique<SeededRng>(*seed);
   else seeded_.reset();
+}
+
+void Connection::attach_ledger(std::unique_ptr<Ledger> ledger) { ledger_ = std::move(ledger); }
+
+void Connection::charge(const char* function, double epsilon) {
+  if (!ledger_) return;
+  const std::string sql = running_sql(db_, function);
+  ledger_->charge(function, epsilon, sql.empty() ? nullptr : sql.c_str());
 }
 
 const TwoSidedGeometric& Connection::two_sided_geometric(double alpha) {
@@ -28,9 +72,19 @@ const LevelChain& Connection::level_chain(const std::vector<double>& alphas) {
   return *levels_cache_;
 }
 
+void Connection::retain() {
+  std::lock_guard<std::mutex> lock(registry_mutex);
+  ++refs_;
+}
+
 void Connection::release(void* self) {
   auto* c = static_cast<Connection*>(self);
-  if (--c->refs_ == 0) delete c;
+  bool last;
+  {
+    std::lock_guard<std::mutex> lock(registry_mutex);
+    last = --c->refs_ == 0;
+  }
+  if (last) delete c;
 }
 
 }  // namespace optdp::sql

@@ -1,9 +1,11 @@
 // optdp SQLite bindings: state kept per database connection.
 //
-// One Connection is created by sqlite3_optdp_init and handed to every
-// function as its user data. It is reference counted: each registration holds
-// one reference, released by SQLite's xDestroy when the function is replaced
-// or the connection closes.
+// One Connection per database connection, handed to every function as its
+// user data. It is reference counted: each registration holds one reference,
+// released by SQLite's xDestroy when the function is replaced or the
+// connection closes. Loading the extension again on the same connection finds
+// the same Connection (a process-wide registry), so a second .load cannot
+// shed an attached ledger.
 #pragma once
 
 #include <cstdint>
@@ -20,13 +22,26 @@
 
 namespace optdp::sql {
 
+class Ledger;
+
 class Connection {
  public:
-  Connection();
+  // The Connection of db, created on first use; the caller holds one reference.
+  static Connection* for_db(sqlite3* db);
+  ~Connection();
 
   // The noise source: the OS CSPRNG unless dp_seed(n) chose a seeded one.
   Rng& rng() { return seeded_ ? static_cast<Rng&>(*seeded_) : os_; }
+  // Throws if a ledger is attached and seed is set (a known seed makes the noise predictable).
   void seed(std::optional<std::uint64_t> seed);
+  bool seeded() const { return seeded_ != nullptr; }
+
+  // The privacy ledger, once attached never detached.
+  Ledger* ledger() { return ledger_.get(); }
+  void attach_ledger(std::unique_ptr<Ledger> ledger);
+  // Charges one release of `function` at epsilon to the ledger, if one is
+  // attached; throws (and nothing may be released) if it cannot.
+  void charge(const char* function, double epsilon);
 
   // A two-sided geometric sampler for alpha, cached: building one costs
   // tens of microseconds (binary128 exp per digit), a GROUP BY would pay it per group.
@@ -44,10 +59,13 @@ class Connection {
   };
   RemapCache& remap_cache() { return remap_cache_; }
 
-  void retain() { ++refs_; }
+  void retain();
   static void release(void* self);
 
  private:
+  explicit Connection(sqlite3* db);
+  sqlite3* db_;
+  std::unique_ptr<Ledger> ledger_;
   OsRng os_;
   std::unique_ptr<SeededRng> seeded_;
   std::unique_ptr<TwoSidedGeometric> geo_cache_;

@@ -169,6 +169,17 @@ std::vector<std::string> candidate_texts(sqlite3* db) {
 
 }  // namespace
 
+std::string running_sql(sqlite3* db, const char* name) {
+  for (sqlite3_stmt* s = sqlite3_next_stmt(db, nullptr); s; s = sqlite3_next_stmt(db, s)) {
+    if (!sqlite3_stmt_busy(s)) continue;
+    SqlText text;
+    text.expanded = sqlite3_expanded_sql(s);
+    const char* sql = text.expanded ? text.expanded : sqlite3_sql(s);
+    if (sql && !find_calls(sql, name).empty()) return sql;
+  }
+  return "";
+}
+
 std::vector<ValuePtr> constant_args(sqlite3* db, const char* name, int nargs, int first) {
   const std::string why = std::string("the query matched no rows, so its parameters must be read from the SQL text, "
                                       "but ");

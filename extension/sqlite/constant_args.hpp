@@ -37,4 +37,8 @@ std::vector<std::vector<std::string>> find_calls(std::string_view sql, std::stri
 // cannot be determined.
 std::vector<ValuePtr> constant_args(sqlite3* db, const char* name, int nargs, int first);
 
+// The text (bound parameters expanded) of a running statement that calls
+// name, for the ledger's record; "" if none is found.
+std::string running_sql(sqlite3* db, const char* name);
+
 }  // namespace optdp::sql

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "core/privacy.hpp"
 #include "core/samplers.hpp"
 #include "sqlite/args.hpp"
 #include "sqlite/connection.hpp"
@@ -37,6 +38,7 @@ void finish(sqlite3_context* ctx, int argc) {
     }
     if (st->failed || !st->started) return;  // the error was reported by the step
     Connection& conn = connection(ctx);
+    conn.charge(kName, epsilon_of_alpha(st->alpha));
     const std::int64_t noise = conn.two_sided_geometric(st->alpha)(conn.rng());
     std::int64_t out;
     if (__builtin_add_overflow(st->rows, noise, &out)) throw std::overflow_error("count plus noise overflows INTEGER");

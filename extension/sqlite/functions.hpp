@@ -40,6 +40,12 @@ void private_count_levels_of_step(sqlite3_context* ctx, int argc, sqlite3_value*
 void private_count_levels_of_final(sqlite3_context* ctx);
 extern const TableFunction kReleaseLevels;
 
+// budget.cpp: the privacy ledger
+void dp_ledger_attach_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
+void dp_budget_remaining_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
+void dp_budget_spent_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
+extern const TableFunction kLedgerEntries;
+
 // scalars.cpp
 void dp_alpha(sqlite3_context* ctx, int argc, sqlite3_value** argv);
 void dp_epsilon(sqlite3_context* ctx, int argc, sqlite3_value** argv);

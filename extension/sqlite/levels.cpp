@@ -10,6 +10,7 @@
 
 #include "core/levels.hpp"
 #include "core/loss.hpp"
+#include "core/privacy.hpp"
 #include "sqlite/args.hpp"
 #include "sqlite/connection.hpp"
 #include "sqlite/constant_args.hpp"
@@ -97,6 +98,7 @@ void levels_final(sqlite3_context* ctx) {
     }
     if (st->failed || !st->started) return;
     Connection& conn = connection(ctx);
+    conn.charge(name_of<FIRST>(), epsilon_of_alpha(st->alphas[0]));  // the least private level
     const auto released =
         conn.level_chain(std::vector<double>(st->alphas, st->alphas + st->k)).release(st->rows, conn.rng());
     std::string json = "[";
@@ -131,6 +133,7 @@ std::unique_ptr<RowSource> open_release_levels(sqlite3_value** argv, Connection&
   check_n(n, kMaxMatrixN);
   auto alphas = parse_levels(text_arg(argv[2], "alphas", "a JSON array of increasing alphas"));
   RangeLevelChain chain(n, alphas);
+  conn.charge("release_levels", epsilon_of_alpha(alphas[0]));  // the least private level
   auto released = chain.release(value, conn.rng());
   return std::make_unique<LevelRows>(std::move(alphas), std::move(released));
 }

@@ -60,12 +60,17 @@ constexpr Function kFunctions[] = {
     {"dp_epsilon", 1, kDeterministic, dp_epsilon, nullptr, nullptr},
     {"dp_version", 0, kDeterministic, dp_version, nullptr, nullptr},
     {"dp_seed", 1, kDirectOnly, dp_seed, nullptr, nullptr},
+    {"dp_ledger_attach", 2, kDirectOnly, dp_ledger_attach_fn, nullptr, nullptr},
+    {"dp_ledger_attach", 3, kDirectOnly, dp_ledger_attach_fn, nullptr, nullptr},
+    {"dp_budget_remaining", 0, kRandom, dp_budget_remaining_fn, nullptr, nullptr},
+    {"dp_budget_spent", 0, kRandom, dp_budget_spent_fn, nullptr, nullptr},
     {"dp_rng", 0, kRandom, dp_rng, nullptr, nullptr},
 };
 
 // Every table-valued function (eponymous virtual table).
 const TableFunction* const kTables[] = {&kGeometricMatrix, &kDerivationMatrix, &kStaircasePmf, &kOptimalRemap,
-                                        &kOptimalMechanism, &kMinimaxRemap, &kMinimaxMechanism, &kReleaseLevels};
+                                        &kOptimalMechanism, &kMinimaxRemap, &kMinimaxMechanism, &kReleaseLevels,
+                                        &kLedgerEntries};
 
 // Registers one function holding a reference to conn; on failure SQLite has
 // already called xDestroy (dropping that reference) and *pzErrMsg says why.
@@ -79,9 +84,9 @@ int register_function(sqlite3* db, const Function& f, Connection* conn, char** p
 }
 
 int register_all(sqlite3* db, char** pzErrMsg) {
-  Connection* conn = new (std::nothrow) Connection();
-  if (!conn) return SQLITE_NOMEM;
-  conn->retain();  // held until every registration has taken its own reference
+  // The connection's state (the same one if optdp was loaded before), with one
+  // reference held until every registration has taken its own.
+  Connection* conn = Connection::for_db(db);
   int rc = SQLITE_OK;
   for (const Function& f : kFunctions) {
     rc = register_function(db, f, conn, pzErrMsg);

@@ -133,6 +133,7 @@ void sum_final(sqlite3_context* ctx) {
     }
     if (st->failed || !st->started) return;  // the error was reported by the step
     Connection& conn = connection(ctx);
+    conn.charge(name_of(M), st->eps);
     const std::int64_t D = st->grid.D();
     std::int64_t noise;
     if constexpr (M == Mechanism::Staircase) {

@@ -1,0 +1,104 @@
+// The privacy budget: dp_ledger_attach, dp_budget_remaining, dp_budget_spent,
+// and the table dp_ledger_entries (sqlite/ledger.hpp has the mechanism).
+//
+//   SELECT dp_ledger_attach('/var/lib/optdp/hospital.ledger', 10.0);
+//   SELECT private_count(0.5) FROM patients;     -- charges -ln(0.5) = 0.693...
+//   SELECT dp_budget_spent(), dp_budget_remaining();
+//   SELECT * FROM dp_ledger_entries;
+#include <memory>
+#include <string>
+
+#include "core/budget.hpp"
+#include "sqlite/args.hpp"
+#include "sqlite/connection.hpp"
+#include "sqlite/functions.hpp"
+#include "sqlite/ledger.hpp"
+#include "sqlite/vtab.hpp"
+
+namespace optdp::sql {
+
+namespace {
+
+Ledger& attached(sqlite3_context* ctx) {
+  Ledger* l = connection(ctx).ledger();
+  if (!l) throw std::invalid_argument("no privacy ledger is attached to this connection (see dp_ledger_attach)");
+  return *l;
+}
+
+class EntryRows final : public RowSource {
+ public:
+  explicit EntryRows(std::vector<Ledger::Entry> e) : e_(std::move(e)) {}
+  bool eof() const override { return i_ >= e_.size(); }
+  void next() override { ++i_; }
+  void column(sqlite3_context* ctx, int c) const override {
+    const auto& e = e_[i_];
+    switch (c) {
+      case 0: sqlite3_result_int64(ctx, e.id); break;
+      case 1: sqlite3_result_text(ctx, e.time.c_str(), -1, SQLITE_TRANSIENT); break;
+      case 2: sqlite3_result_text(ctx, e.function.c_str(), -1, SQLITE_TRANSIENT); break;
+      case 3: sqlite3_result_double(ctx, e.epsilon); break;
+      case 4:
+        if (e.sql) sqlite3_result_text(ctx, e.sql->c_str(), -1, SQLITE_TRANSIENT);
+        else sqlite3_result_null(ctx);
+        break;
+      default: sqlite3_result_int64(ctx, e.pid); break;
+    }
+  }
+
+ private:
+  std::vector<Ledger::Entry> e_;
+  std::size_t i_ = 0;
+};
+
+std::unique_ptr<RowSource> open_entries(sqlite3_value**, Connection& conn) {
+  Ledger* l = conn.ledger();
+  if (!l) throw std::invalid_argument("no privacy ledger is attached to this connection (see dp_ledger_attach)");
+  return std::make_unique<EntryRows>(l->entries());
+}
+
+}  // namespace
+
+// dp_ledger_attach(path, total_epsilon [, durability]): returns the remaining budget.
+void dp_ledger_attach_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  guard(ctx, "dp_ledger_attach", [&] {
+    const std::string path(text_arg(argv[0], "path", "a file name"));
+    if (path.empty() || path == ":memory:" || path[0] == '\0')
+      throw std::invalid_argument("path must name a file (a ledger in memory could be lost), but is '" + path + "'");
+    const double total = number_arg(argv[1], "total_epsilon");
+    total_units(total);  // validates (0, 1e6]
+    Ledger::Durability durability = Ledger::Durability::Full;
+    if (argc == 3) {
+      const std::string d(text_arg(argv[2], "durability", "'full' or 'normal'"));
+      if (d == "normal") durability = Ledger::Durability::Normal;
+      else if (d != "full") throw std::invalid_argument("durability must be 'full' or 'normal', but is '" + d + "'");
+    }
+    Connection& conn = connection(ctx);
+    if (Ledger* l = conn.ledger()) {
+      if (l->path() != path || l->total() != total || l->durability() != durability)
+        throw std::invalid_argument("a ledger is already attached ('" + l->path() +
+                                    "'); it cannot be detached or replaced on this connection");
+      sqlite3_result_double(ctx, l->remaining());
+      return;
+    }
+    if (conn.seeded())
+      throw std::invalid_argument("the connection's noise is seeded (dp_seed); call dp_seed(NULL) before attaching a ledger");
+    auto ledger = std::make_unique<Ledger>(path, total, durability);
+    const double remaining = ledger->remaining();
+    conn.attach_ledger(std::move(ledger));
+    sqlite3_result_double(ctx, remaining);
+  });
+}
+
+void dp_budget_remaining_fn(sqlite3_context* ctx, int, sqlite3_value**) {
+  guard(ctx, "dp_budget_remaining", [&] { sqlite3_result_double(ctx, attached(ctx).remaining()); });
+}
+
+void dp_budget_spent_fn(sqlite3_context* ctx, int, sqlite3_value**) {
+  guard(ctx, "dp_budget_spent", [&] { sqlite3_result_double(ctx, attached(ctx).spent()); });
+}
+
+const TableFunction kLedgerEntries{"dp_ledger_entries",
+                                   "id INTEGER, time TEXT, function TEXT, epsilon REAL, sql TEXT, pid INTEGER", 6,
+                                   {}, 0, open_entries, /*random=*/true};
+
+}  // namespace optdp::sql
