@@ -40,3 +40,16 @@ FROM (SELECT private_count(p.id, 0.5) - 44 AS noise
       LEFT JOIN patients p ON p.ward = 'pediatrics' AND p.smoker
       GROUP BY rep.i)
 GROUP BY noise HAVING abs(noise) <= 4 ORDER BY noise;
+
+.print
+.print 5. A privacy budget. From here on every release is charged to a ledger (a separate
+.print    file, on optdp's own connection) before it is returned; ROLLBACK cannot refund it.
+SELECT dp_ledger_attach('build/demo.ledger', 4.5) AS budget;
+SELECT private_count(0.5) AS smokers FROM patients WHERE smoker;
+SELECT w.ward, private_count(p.id, 0.5) AS patients
+FROM wards w LEFT JOIN patients p ON p.ward = w.ward GROUP BY w.ward ORDER BY w.ward;
+SELECT printf('%.4f', dp_budget_spent()) AS spent, printf('%.4f', dp_budget_remaining()) AS remaining;
+SELECT id, function, printf('%.4f', epsilon) AS epsilon FROM dp_ledger_entries;
+.print    One more count at alpha 0.5 (cost 0.693) no longer fits, so it is refused:
+.bail off
+SELECT private_count(0.5) FROM patients;
