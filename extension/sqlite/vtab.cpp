@@ -27,12 +27,19 @@ struct Cursor {
   std::int64_t rowid = 0;
 };
 
-void set_error(sqlite3_vtab* vtab, const std::string& msg) {
+void set_error(sqlite3_vtab* vtab, const std::string& msg) noexcept {
   sqlite3_free(vtab->zErrMsg);
   vtab->zErrMsg = sqlite3_mprintf("%s", msg.c_str());
 }
 
-int x_connect(sqlite3* db, void* aux, int, const char* const*, sqlite3_vtab** out, char** err) {
+// Sets "<function>: <what>" as the table's error; SQLITE_NOMEM if even that cannot be allocated.
+int fail(sqlite3_vtab* vtab, const char* function, const char* what) noexcept {
+  sqlite3_free(vtab->zErrMsg);
+  vtab->zErrMsg = sqlite3_mprintf("%s: %s", function, what);
+  return vtab->zErrMsg ? SQLITE_ERROR : SQLITE_NOMEM;
+}
+
+int x_connect(sqlite3* db, void* aux, int, const char* const*, sqlite3_vtab** out, char** err) try {
   const auto* module = static_cast<const Module*>(aux);
   std::string schema = std::string("CREATE TABLE x(") + module->fn->columns;
   for (const char* p : module->fn->params) schema += std::string(", \"") + p + "\" HIDDEN";
@@ -49,6 +56,8 @@ int x_connect(sqlite3* db, void* aux, int, const char* const*, sqlite3_vtab** ou
   vtab->module = module;
   *out = &vtab->base;
   return SQLITE_OK;
+} catch (...) {  // only std::bad_alloc can get here
+  return SQLITE_NOMEM;
 }
 
 int x_disconnect(sqlite3_vtab* vtab) {
@@ -58,7 +67,7 @@ int x_disconnect(sqlite3_vtab* vtab) {
 
 // idxNum: bit k set when argument k has a usable equality constraint; the
 // arguments arrive in xFilter in argument order.
-int x_best_index(sqlite3_vtab* base, sqlite3_index_info* info) {
+int x_best_index(sqlite3_vtab* base, sqlite3_index_info* info) try {
   const auto* vtab = reinterpret_cast<VTab*>(base);
   const TableFunction& fn = *vtab->module->fn;
   const int nparams = static_cast<int>(fn.params.size());
@@ -99,6 +108,8 @@ int x_best_index(sqlite3_vtab* base, sqlite3_index_info* info) {
   info->estimatedCost = 1000;
   info->estimatedRows = 1000;
   return SQLITE_OK;
+} catch (...) {  // only std::bad_alloc can get here
+  return SQLITE_NOMEM;
 }
 
 int x_open(sqlite3_vtab*, sqlite3_vtab_cursor** out) {
@@ -138,11 +149,9 @@ int x_filter(sqlite3_vtab_cursor* base, int idx, const char*, int argc, sqlite3_
   } catch (const std::bad_alloc&) {
     return SQLITE_NOMEM;
   } catch (const std::exception& e) {
-    set_error(&vtab->base, std::string(fn.name) + ": " + e.what());
-    return SQLITE_ERROR;
+    return fail(&vtab->base, fn.name, e.what());
   } catch (...) {
-    set_error(&vtab->base, std::string(fn.name) + ": internal error");
-    return SQLITE_ERROR;
+    return fail(&vtab->base, fn.name, "internal error");
   }
 }
 
