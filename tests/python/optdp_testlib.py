@@ -1,0 +1,108 @@
+"""Shared harness of the optdp Python test files other than test_optdp.py
+(test_sums.py, test_matrices.py): connecting with the module loaded, a base
+TestCase, error assertions, and a main() that understands --module and
+--list-classes exactly like test_optdp.py (tests/python/CMakeLists.txt relies
+on --list-classes to register one ctest per TestCase class).
+
+Standard library only; run under Debian's /usr/bin/python3, whose sqlite3 can
+load extensions.
+"""
+import os
+import sqlite3
+import sys
+import threading
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+_module = [os.environ.get("OPTDP_MODULE") or os.path.join(HERE, "..", "..", "build", "optdp.so")]
+
+
+def module_path():
+    return _module[0]
+
+
+def connect(load=True):
+    db = sqlite3.connect(":memory:", isolation_level=None)
+    if load:
+        db.enable_load_extension(True)
+        db.load_extension(module_path())
+        db.enable_load_extension(False)
+    return db
+
+
+class OptdpTestCase(unittest.TestCase):
+    # A statement that runs longer than this is interrupted (and the test
+    # fails with "interrupted") instead of hanging the suite.
+    WATCHDOG_SECONDS = 20
+
+    def setUp(self):
+        self.db = connect()
+
+    def tearDown(self):
+        self.db.close()
+
+    def run_sql(self, sql, params=()):
+        timer = threading.Timer(self.WATCHDOG_SECONDS, self.db.interrupt)
+        timer.start()
+        try:
+            return self.db.execute(sql, params).fetchall()
+        finally:
+            timer.cancel()
+
+    def all(self, sql, params=()):
+        return self.run_sql(sql, params)
+
+    def one(self, sql, params=()):
+        rows = self.run_sql(sql, params)
+        self.assertEqual(len(rows), 1, "one row expected from: " + sql)
+        return rows[0][0]
+
+    def error_of(self, sql, params=()):
+        """The message of the sqlite3.Error that sql raises (fails if none)."""
+        try:
+            self.run_sql(sql, params)
+        except sqlite3.Error as e:
+            return str(e)
+        self.fail("no error from: " + sql)
+
+    def assertError(self, sql, message, params=()):
+        self.assertEqual(self.error_of(sql, params), message, "for: " + sql)
+
+    def assertErrorNames(self, sql, function, argument, params=()):
+        """The error starts with '<function>: ' and names the argument."""
+        msg = self.error_of(sql, params)
+        self.assertTrue(msg.startswith(function + ": "), "%r for: %s" % (msg, sql))
+        self.assertIn(argument, msg[len(function) + 2:], "%r for: %s" % (msg, sql))
+        return msg
+
+
+def main(module_name, argv):
+    rest = [argv[0]]
+    it = iter(argv[1:])
+    for arg in it:
+        if arg == "--module":
+            _module[0] = next(it)
+        elif arg.startswith("--module="):
+            _module[0] = arg.split("=", 1)[1]
+        elif arg == "--list-classes":
+            module = sys.modules[module_name]
+            for name in sorted(dir(module)):
+                obj = getattr(module, name)
+                if (isinstance(obj, type) and issubclass(obj, unittest.TestCase) and
+                        obj.__module__ == module_name and unittest.TestLoader().getTestCaseNames(obj)):
+                    print(name)
+            return 0
+        else:
+            rest.append(arg)
+    _module[0] = os.path.abspath(_module[0])
+    if not os.path.exists(_module[0]):
+        print("optdp module not found: %s (give --module or set OPTDP_MODULE)" % _module[0], file=sys.stderr)
+        return 2
+    try:
+        sqlite3.connect(":memory:").enable_load_extension
+    except AttributeError:
+        print("%s: this Python's sqlite3 cannot load extensions; use Debian's /usr/bin/python3" % sys.executable,
+              file=sys.stderr)
+        return 2
+    prog = unittest.main(module=module_name, argv=rest, exit=False)
+    return 0 if prog.result.wasSuccessful() else 1
