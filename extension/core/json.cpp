@@ -68,8 +68,9 @@ class Parser {
     expect('[');
     if (eat(']')) return out;
     do {
+      const double v = number();
       if (out.size() == max_len) fail("it has more than " + std::to_string(max_len) + " elements");
-      out.push_back(number());
+      out.push_back(v);
     } while (eat(','));
     expect(']');
     return out;

@@ -84,8 +84,8 @@ std::int64_t staircase_r(std::string_view spec, double eps, std::int64_t D);
 // g = 2^(floor(log2 s) - 20). So the grid step is at most 2^-20 of the
 // typical noise magnitude (for eps up to about 27.7; beyond, the noise itself
 // is below 2^-20 delta), D = round(upper/g) - round(lower/g) is between 2^20
-// and about 2^41, and g <= 1 whenever delta <= 2^21: integer data with
-// integer bounds of width up to 2^21 is then summed exactly. Sums need
+// and about 2^41, and g <= 1 whenever delta < 2^21: integer data with
+// integer bounds of width below 2^21 is then summed exactly. Sums need
 // eps >= 2^-30, so that the noise stays far inside 64-bit integers.
 struct Grid {
   double g = 1;             // a power of two

@@ -183,7 +183,7 @@ std::string running_sql(sqlite3* db, const char* name) {
 std::vector<ValuePtr> constant_args(sqlite3* db, const char* name, int nargs, int first) {
   const std::string why = std::string("the query matched no rows, so its parameters must be read from the SQL text, "
                                       "but ");
-  const std::string advice = "; count from a one-row table with LEFT JOIN instead (see the reference)";
+  const std::string advice = "; aggregate over a one-row table with LEFT JOIN instead (see the reference)";
   std::vector<ValuePtr> result;
   bool found = false;
   for (const std::string& sql : candidate_texts(db)) {

@@ -117,8 +117,11 @@ class RemappedRows final : public RowSource {
 class PmfRows final : public RowSource {
  public:
   PmfRows(IntegerStaircase s, std::int64_t lo, std::int64_t hi) : s_(std::move(s)), i_(lo), hi_(hi) {}
-  bool eof() const override { return i_ > hi_; }
-  void next() override { ++i_; }
+  bool eof() const override { return done_; }
+  void next() override {
+    if (i_ == hi_) done_ = true;  // never ++ past hi: hi may be INT64_MAX
+    else ++i_;
+  }
   void column(sqlite3_context* ctx, int c) const override {
     if (c == 0) sqlite3_result_int64(ctx, i_);
     else sqlite3_result_double(ctx, s_.pmf(i_));
@@ -127,6 +130,7 @@ class PmfRows final : public RowSource {
  private:
   IntegerStaircase s_;
   std::int64_t i_, hi_;
+  bool done_ = false;
 };
 
 // ---- table functions -----------------------------------------------------------

@@ -620,7 +620,7 @@ class TestMatrixErrors(MatrixTestCase):
             ("select * from geometric_matrix(NULL, 0.5)", "geometric_matrix: n must be an integer, but is NULL"),
             ("select * from geometric_matrix(2, 1)", "geometric_matrix: alpha must be in (0, 1), but is 1"),
             ("select * from geometric_matrix(2, 0)", "geometric_matrix: alpha must be in (0, 1), but is 0"),
-            ("select * from geometric_matrix(2, 0.0)", "geometric_matrix: alpha must be in (0, 1), but is 0"),
+            ("select * from geometric_matrix(2, 0.0)", "geometric_matrix: alpha must be in (0, 1), but is 0.0"),
             ("select * from geometric_matrix(2, 1.5)", "geometric_matrix: alpha must be in (0, 1), but is 1.5"),
             ("select * from geometric_matrix(2, -1e999)", "geometric_matrix: alpha must be in (0, 1), but is -inf"),
             ("select * from geometric_matrix(2, NULL)", "geometric_matrix: alpha must be a number, but is NULL"),

@@ -34,7 +34,7 @@ UPDATE_SNAPSHOT = os.environ.get("OPTDP_UPDATE_SNAPSHOT") == "1"
 TINY = 1e-300  # noise is 0 except with probability ~2e-300
 NO_ROWS_DIFFERENT = ("private_count: the query matched no rows, so its parameters must be read from the SQL text, "
                      "but the running statements, views and triggers call it with different parameters; "
-                     "count from a one-row table with LEFT JOIN instead (see the reference)")
+                     "aggregate over a one-row table with LEFT JOIN instead (see the reference)")
 
 
 def connect(load=True):
@@ -184,7 +184,7 @@ class TestResultsAndTypes(OptdpTestCase):
 
 class TestErrors(OptdpTestCase):
     def test_alpha_out_of_range(self):
-        cases = [("1.5", "1.5"), ("0", "0"), ("0.0", "0"), ("1", "1"), ("1.0", "1"), ("-0.5", "-0.5"),
+        cases = [("1.5", "1.5"), ("0", "0"), ("0.0", "0.0"), ("1", "1"), ("1.0", "1.0"), ("-0.5", "-0.5"),
                  ("1e999", "inf"), ("-1e999", "-inf"), ("2", "2")]
         for sql_value, shown in cases:
             msg = "private_count: alpha must be in (0, 1), but is " + shown
@@ -242,7 +242,7 @@ class TestErrors(OptdpTestCase):
         self.db.execute("create table t(a real, x)")
         msg = ("private_count: the query matched no rows, so its parameters must be read from the SQL text, "
                "but they are not constant expressions ((a)); "
-               "count from a one-row table with LEFT JOIN instead (see the reference)")
+               "aggregate over a one-row table with LEFT JOIN instead (see the reference)")
         self.assertError("select private_count(a) from t", msg)
         self.assertError("select private_count(x, a) from t", msg)
 
@@ -501,7 +501,7 @@ class TestBoundParameterFidelity(OptdpTestCase):
         # silently different alpha.
         a = math.nextafter(1.0, 0.0)
         self.assertIs(type(self.one("select private_count(?) from t", (a,))), int)
-        self.assertError("select private_count(?) from t where 0", "private_count: alpha must be in (0, 1), but is 1", (a,))
+        self.assertError("select private_count(?) from t where 0", "private_count: alpha must be in (0, 1), but is 1.0", (a,))
 
     def test_fifteen_digit_alpha_is_exact_on_empty_input(self):
         self.db.execute("select dp_seed(3)")
