@@ -4,9 +4,9 @@
 // recursive CTE in one transaction), loads optdp.so and noop.so, then runs
 // every query of kQueries once per repetition, interleaved (the starting query
 // rotates each repetition so that no query always runs first), and reports the
-// median wall time of each query plus ratios against the baselines measured in
-// the same run. Absolute times on a shared machine are noise; the ratios are
-// the figures to read.
+// median wall time (and thread CPU time) of each query plus ratios against the
+// baselines measured in the same run. Absolute times on a shared machine are
+// noise; the ratios are the figures to read.
 //
 //   sql_bench [--rows N] [--reps N] [--optdp PATH] [--noop PATH]
 //
@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,10 @@ constexpr Query kQueries[] = {
     {"private_count(x, 0.5)", "SELECT private_count(x, 0.5) FROM t"},
     // Sums (issue 3): the built-in sum() against the private sums.
     {"sum(x)", "SELECT sum(x) FROM t"},
+    // Probes for the sums (bench/noop_ext.c): a user-defined sum that reads
+    // x only, and the same plus the per-row checks of eps, lower, upper.
+    {"noop_sum_agg(x, 1.0, 0, 100)", "SELECT noop_sum_agg(x, 1.0, 0, 100) FROM t"},
+    {"noop_sum_checked_agg(x, 1.0, 0, 100)", "SELECT noop_sum_checked_agg(x, 1.0, 0, 100) FROM t"},
     {"staircase_sum(x, 1.0, 0, 100)", "SELECT staircase_sum(x, 1.0, 0, 100) FROM t"},
     {"staircase_sum(x, 1.0, 100)", "SELECT staircase_sum(x, 1.0, 100) FROM t"},
     {"laplace_sum(x, 1.0, 0, 100)", "SELECT laplace_sum(x, 1.0, 0, 100) FROM t"},
@@ -110,9 +115,23 @@ void load(sqlite3* db, const char* path, const char* entry) {
   }
 }
 
-// Runs sql to completion; returns the wall time in seconds and stores the
+// CPU time of the calling thread, in seconds: unlike wall time it does not
+// count the time the thread waits while other processes run on a shared
+// machine.
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+struct Timing {
+  double wall, cpu;  // seconds
+};
+
+// Runs sql to completion; returns the wall and thread CPU time and stores the
 // first column of the last row in *value.
-double run(sqlite3* db, const char* sql, std::string* value) {
+Timing run(sqlite3* db, const char* sql, std::string* value) {
+  const double c0 = thread_cpu_seconds();
   const auto t0 = std::chrono::steady_clock::now();
   sqlite3_stmt* st = nullptr;
   check(db, sqlite3_prepare_v2(db, sql, -1, &st, nullptr), sql);
@@ -126,7 +145,7 @@ double run(sqlite3* db, const char* sql, std::string* value) {
   check(db, rc, sql);
   sqlite3_finalize(st);
   const auto t1 = std::chrono::steady_clock::now();
-  return std::chrono::duration<double>(t1 - t0).count();
+  return {std::chrono::duration<double>(t1 - t0).count(), thread_cpu_seconds() - c0};
 }
 
 double median(std::vector<double> v) {
@@ -209,7 +228,7 @@ int main(int argc, char** argv) {
   }
 
   constexpr std::size_t nq = std::size(kQueries);
-  std::vector<std::vector<double>> times(nq);
+  std::vector<std::vector<double>> times(nq), cpu_times(nq);  // wall, thread CPU
   std::vector<std::string> values(nq);
 
   // One untimed warm-up pass (page cache, branch predictors, lazy init).
@@ -218,55 +237,75 @@ int main(int argc, char** argv) {
   for (int r = 0; r < reps; ++r) {
     for (std::size_t k = 0; k < nq; ++k) {
       const std::size_t q = (k + static_cast<std::size_t>(r)) % nq;
-      times[q].push_back(run(db, kQueries[q].sql, &values[q]));
+      const Timing t = run(db, kQueries[q].sql, &values[q]);
+      times[q].push_back(t.wall);
+      cpu_times[q].push_back(t.cpu);
     }
     std::printf("  repetition %d/%d done\n", r + 1, reps);
     std::fflush(stdout);
   }
 
-  std::vector<double> med(nq);
-  for (std::size_t q = 0; q < nq; ++q) med[q] = median(times[q]);
+  std::vector<double> med(nq), cpu_med(nq);
+  for (std::size_t q = 0; q < nq; ++q) {
+    med[q] = median(times[q]);
+    cpu_med[q] = median(cpu_times[q]);
+  }
 
-  std::printf("\n%-31s %12s %12s %12s %14s  %s\n", "query", "median ms", "min ms", "max ms", "ns/row (med)",
+  std::printf("\n%-38s %10s %9s %9s %9s %9s  %s\n", "query", "median ms", "min ms", "max ms", "ns/row", "cpu ms",
               "last result");
   for (std::size_t q = 0; q < nq; ++q) {
     const auto [lo, hi] = std::minmax_element(times[q].begin(), times[q].end());
-    std::printf("%-31s %12.1f %12.1f %12.1f %14.2f  %s\n", kQueries[q].label, med[q] * 1e3, *lo * 1e3, *hi * 1e3,
-                med[q] * 1e9 / static_cast<double>(rows), values[q].c_str());
+    std::printf("%-38s %10.1f %9.1f %9.1f %9.2f %9.1f  %s\n", kQueries[q].label, med[q] * 1e3, *lo * 1e3, *hi * 1e3,
+                med[q] * 1e9 / static_cast<double>(rows), cpu_med[q] * 1e3, values[q].c_str());
   }
+  std::printf("(median ms, min, max, ns/row: wall time; cpu ms: median CPU time of the thread)\n");
 
-  // Ratio of medians, and the median of the per-repetition ratios (each pair
-  // measured in the same repetition, so slow phases of the machine cancel).
-  std::printf("\nratios (ratio of medians | median of per-repetition ratios)\n");
-  std::printf("%-31s", "query");
-  for (const char* b : kBaselines) std::printf("   %-26s", (std::string("/ ") + b).c_str());
-  std::printf("\n");
-  for (std::size_t q = 0; q < nq; ++q) {
-    std::printf("%-31s", kQueries[q].label);
-    for (const char* b : kBaselines) {
-      const int bi = index_of(b);
-      std::vector<double> paired;
-      for (int r = 0; r < reps; ++r) paired.push_back(times[q][r] / times[bi][r]);
-      char cell[64];
-      std::snprintf(cell, sizeof cell, "%8.3f | %8.3f", med[q] / med[bi], median(paired));
-      std::printf("   %-26s", cell);
-    }
+  // Median of the per-repetition ratios q / b (each pair measured in the same
+  // repetition, seconds apart, so slow phases of the machine cancel).
+  auto paired = [&](const std::vector<std::vector<double>>& t, int q, int b) {
+    std::vector<double> v;
+    for (int r = 0; r < reps; ++r) v.push_back(t[static_cast<std::size_t>(q)][static_cast<std::size_t>(r)] /
+                                               t[static_cast<std::size_t>(b)][static_cast<std::size_t>(r)]);
+    return median(v);
+  };
+
+  // Ratio of medians, and the median of the per-repetition ratios, for wall
+  // time and for thread CPU time.
+  for (int clock = 0; clock < 2; ++clock) {
+    const auto& t = clock == 0 ? times : cpu_times;
+    const auto& m = clock == 0 ? med : cpu_med;
+    std::printf("\nratios, %s (ratio of medians | median of per-repetition ratios)\n",
+                clock == 0 ? "wall time" : "thread CPU time");
+    std::printf("%-38s", "query");
+    for (const char* b : kBaselines) std::printf("   %-26s", (std::string("/ ") + b).c_str());
     std::printf("\n");
+    for (std::size_t q = 0; q < nq; ++q) {
+      std::printf("%-38s", kQueries[q].label);
+      for (const char* b : kBaselines) {
+        const int bi = index_of(b);
+        char cell[64];
+        std::snprintf(cell, sizeof cell, "%8.3f | %8.3f", m[q] / m[static_cast<std::size_t>(bi)],
+                      paired(t, static_cast<int>(q), bi));
+        std::printf("   %-26s", cell);
+      }
+      std::printf("\n");
+    }
   }
 
-  std::printf("\ntargets (ratio of the medians over %lld rows; median of the per-repetition ratios in brackets)\n",
+  std::printf("\ntargets over %lld rows: ratio of the medians (median of the per-repetition ratios), wall time,\n"
+              "then thread CPU time; a verdict for each (the CPU one is the steadier on a busy machine)\n",
               static_cast<long long>(rows));
   for (const Target& t : kTargets) {
     const int qi = index_of(t.query), bi = index_of(t.baseline);
-    const double ratio = med[qi] / med[bi];
-    std::vector<double> paired;
-    for (int r = 0; r < reps; ++r) paired.push_back(times[qi][r] / times[bi][r]);
+    const double wall = med[static_cast<std::size_t>(qi)] / med[static_cast<std::size_t>(bi)];
+    const double cpu = cpu_med[static_cast<std::size_t>(qi)] / cpu_med[static_cast<std::size_t>(bi)];
     if (t.limit > 0)
-      std::printf("  %s: target %s / %s <= %.2f: measured %.3f (%.3f): %s\n", t.issue, t.query, t.baseline, t.limit,
-                  ratio, median(paired), ratio <= t.limit ? "MET" : "NOT MET");
+      std::printf("  %s: target %s / %s <= %.2f:\n      wall %.3f (%.3f): %s; cpu %.3f (%.3f): %s\n", t.issue,
+                  t.query, t.baseline, t.limit, wall, paired(times, qi, bi), wall <= t.limit ? "MET" : "NOT MET", cpu,
+                  paired(cpu_times, qi, bi), cpu <= t.limit ? "MET" : "NOT MET");
     else
-      std::printf("  %s: %s / %s = %.3f (%.3f) (reported, no target)\n", t.issue, t.query, t.baseline, ratio,
-                  median(paired));
+      std::printf("  %s: %s / %s (reported, no target):\n      wall %.3f (%.3f); cpu %.3f (%.3f)\n", t.issue,
+                  t.query, t.baseline, wall, paired(times, qi, bi), cpu, paired(cpu_times, qi, bi));
   }
 
   sqlite3_close(db);
