@@ -3,7 +3,7 @@
 # Does nothing when they are all present. Run as root (or with sudo available).
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config sqlite3 libsqlite3-dev libsodium-dev libboost-math-dev
-      libgtest-dev libbenchmark-dev coinor-libclp-dev python3 python3-matplotlib)
+      libgtest-dev libbenchmark-dev coinor-libclp-dev python3 clang libclang-rt-14-dev python3-matplotlib)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -31,7 +31,18 @@ constexpr std::size_t kMaxCostText = 64;
 
 // Aggregate context: plain data, zeroed by SQLite on allocation.
 struct SumState {
-  __int128 sum;  // of grid integers
+  // The exact sum of grid integers, a 128-bit integer held as bytes: SQLite's
+  // aggregate memory is only 8-byte aligned, __int128 needs 16.
+  unsigned char sum_bytes[16];
+  __int128 sum() const {
+    __int128 v;
+    std::memcpy(&v, sum_bytes, sizeof v);
+    return v;
+  }
+  void add(std::int64_t q) {
+    const __int128 v = sum() + q;
+    std::memcpy(sum_bytes, &v, sizeof v);
+  }
   double eps, lower, upper;
   CostSpec cost;
   char cost_text[kMaxCostText];  // as given, to check that it stays the same
@@ -114,7 +125,7 @@ void sum_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     st->failed = !guard(ctx, name_of(M), [&] { number_arg(x, "x"); });
     return;
   }
-  st->sum += st->grid.quantize(sqlite3_value_double(x), st->lower, st->upper);
+  st->add(st->grid.quantize(sqlite3_value_double(x), st->lower, st->upper));
 }
 
 template <Mechanism M, int ARGC>
@@ -147,7 +158,7 @@ void sum_final(sqlite3_context* ctx) {
       if (std::fma(x, static_cast<double>(D), -st->eps) > 0) x = std::nextafter(x, 0.0);
       noise = conn.two_sided_geometric(alpha_of_epsilon(x))(conn.rng());
     }
-    const __int128 total = st->sum + noise;
+    const __int128 total = st->sum() + noise;
     sqlite3_result_double(ctx, static_cast<double>(total) * st->grid.g);
   });
 }
