@@ -1,5 +1,6 @@
 #include "sqlite/ledger.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <stdexcept>
@@ -90,6 +91,10 @@ Ledger::Ledger(const std::string& path, double total, Durability durability)
       if (sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, out, nullptr) != SQLITE_OK)
         throw std::runtime_error(std::string("cannot prepare the ledger: ") + sqlite3_errmsg(db_));
     };
+    struct stat st {};
+    if (stat(path.c_str(), &st) != 0) throw std::runtime_error("cannot stat the ledger '" + path + "'");
+    dev_ = st.st_dev;
+    ino_ = st.st_ino;
     prepare("SELECT total_units, spent_units FROM optdp_budget WHERE id = 1", &read_);
     prepare("INSERT INTO optdp_charges(time, function, epsilon, units, sql, pid) "
             "VALUES (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?1, ?2, ?3, ?4, ?5)",
@@ -102,6 +107,11 @@ Ledger::Ledger(const std::string& path, double total, Durability durability)
     sqlite3_close_v2(db_);
     throw;
   }
+}
+
+bool Ledger::is_ledger_file(const char* file) const {
+  struct stat st {};
+  return file && stat(file, &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_;
 }
 
 Ledger::~Ledger() {

@@ -38,6 +38,8 @@ class Ledger {
   Ledger& operator=(const Ledger&) = delete;
 
   const std::string& path() const { return path_; }
+  // Whether file (a name as given to ATTACH) is this ledger's database file.
+  bool is_ledger_file(const char* file) const;
   double total() const { return total_; }
   Durability durability() const { return durability_; }
 
@@ -56,6 +58,7 @@ class Ledger {
   std::int64_t spent_units();
 
   std::string path_;
+  unsigned long long dev_ = 0, ino_ = 0;  // identity of the ledger file
   double total_;
   std::int64_t total_units_;
   Durability durability_;
