@@ -90,9 +90,9 @@ bool derivable(const Matrix& m, double alpha, double tolerance) {
   const GeometricMechanism g(n, alpha);
   // G^-1 amplifies the rounding of M's entries by up to kappa = ((1+a)/(1-a))^2,
   // so an exact post-processing of G given in doubles can show entries of
-  // -kappa 2^-53: the tolerance grows with kappa.
+  // about -kappa 2^-53: the tolerance grows with kappa (8 times that).
   const double kappa = ((1 + alpha) / (1 - alpha)) * ((1 + alpha) / (1 - alpha));
-  const double tol = std::max(tolerance, 1e-12 * kappa);
+  const double tol = std::max(tolerance, 0x1p-50 * kappa);
   for (std::int64_t o = 0; o <= n; ++o)
     for (std::int64_t z = 0; z <= n; ++z)
       if (inverse_times(g, m, o, z) < -tol) return false;

@@ -51,7 +51,7 @@ class DerivationMatrix {
 double inverse_times(const GeometricMechanism& g, const Matrix& m, std::int64_t o, std::int64_t z);
 
 // Whether M (row-stochastic, (n+1)x(n+1)) is derivable from G(n, alpha): every
-// entry of G^-1 M is >= -max(tolerance, 1e-12 kappa), kappa = ((1+alpha)/(1-alpha))^2
+// entry of G^-1 M is >= -max(tolerance, 2^-50 kappa), kappa = ((1+alpha)/(1-alpha))^2
 // bounding how much G^-1 amplifies the rounding of M's entries. Throws std::invalid_argument for a matrix
 // that is not square, has negative or non-finite entries, or rows that do
 // not sum to 1 within 1e-9.
