@@ -389,7 +389,7 @@ class TestLedgerCharges(LedgerTestCase):
         rows, new = self.charged("select g, private_count(0.5) from s group by g")
         self.assertEqual(len(rows), 7)
         self.assertEqual(new, [("private_count", self.u05, charge_units(self.u05))] * 7)
-        rows, new = self.charged("select g, laplace_sum(x, 0.5, 0, 50) from s group by g having g < 4")
+        rows, new = self.charged("select g, laplace_sum(x, 0.5, 0, 50) from s where g < 4 group by g")
         self.assertEqual(len(rows), 4)
         self.assertEqual(new, [("laplace_sum", 0.5, 500_000_000_000)] * 4)
         # No group, no release, no charge.
@@ -552,7 +552,11 @@ class TestLedgerExhaustedMidQuery(LedgerTestCase):
         self.assertEqual(self.attach(total), 3 * self.u / 1e12)
         got = self.check_exhausted("select g, private_count(0.5) from s group by g", total, 3)
         # The groups come out in order: whatever arrived is groups 0, 1, (2).
+        # Python's cursor steps one row ahead, so the error on group 3 discards
+        # group 2's row (charged, computed, never handed over): it receives 2
+        # rows; a C client (the sqlite3 shell, below) receives 3.
         self.assertEqual([r[0] for r in got], list(range(len(got))))
+        self.assertIn(len(got), (2, 3))
         # fetchall() reports the failure.
         with self.assertRaises(sqlite3.OperationalError) as cm:
             self.db.execute("select g, private_count(0.5) from s group by g").fetchall()
@@ -665,29 +669,119 @@ class TestLedgerNoRefund(LedgerTestCase):
 
 
 # ----------------------------------------------------------------------------
-# A threat the README says the ledger holds against ("an analyst who controls
-# the SQL session"): the session can ATTACH the ledger file itself and rewrite
-# it, since the process must be able to write the file for optdp to charge.
+# The analyst's SQL session must not be able to rewrite its own ledger: the
+# process can write the file (optdp charges it), so without a guard
+# `ATTACH 'budget.ledger' AS l; UPDATE l.optdp_budget SET spent_units = 0`
+# refunds everything. Since 1797cb6 an authorizer on the analyst's connection
+# refuses ATTACH of the ledger file (by inode), of URIs and of non-literal
+# names, and dp_ledger_attach refuses a ledger the session already has open.
 
 class TestLedgerSessionCannotRewriteLedger(LedgerTestCase):
-    def test_attach_database_cannot_refund(self):
-        total = total_of_units(charge_units(self.u05))
-        self.attach(total)
+    def spend_all(self):
+        self.attach(total_of_units(charge_units(self.u05)))
         self.one("select private_count(0.5) from t")  # the whole budget
+
+    def try_refund(self, attach_sql, params=()):
+        """Runs attach_sql and, if it is allowed, rewrites the ledger through it."""
         try:
-            self.db.execute("attach database ? as l", (self.ledger,))
+            self.db.execute(attach_sql, params)
+        except sqlite3.Error:
+            return False  # refused: the correct outcome
+        try:
             self.db.execute("update l.optdp_budget set spent_units = 0")
             self.db.execute("delete from l.optdp_charges")
-            self.db.execute("detach database l")
         except sqlite3.Error:
-            pass  # refusing the rewrite is one correct outcome
+            pass
+        finally:
+            self.db.execute("detach database l")
+        return True
+
+    def assertNothingMoreReleased(self, how):
         try:
             self.db.execute("select private_count(0.5) from t").fetchall()
             released = True
         except sqlite3.OperationalError:
             released = False
         self.assertFalse(released, "a value was released beyond the total after the session rewrote the ledger "
-                                   "through ATTACH DATABASE")
+                                   "through " + how)
+        self.assertEqual(spent_units(self.ledger), charge_units(self.u05))
+        self.assertEqual(len(charges(self.ledger)), 1)
+
+    def test_attach_database_cannot_refund(self):
+        self.spend_all()
+        os.symlink(self.ledger, os.path.join(self.dir, "link.ledger"))
+        os.link(self.ledger, os.path.join(self.dir, "hard.ledger"))
+        other = os.path.join(self.dir, "other.db")
+        cwd = os.getcwd()
+        os.chdir(self.dir)
+        try:
+            for sql, params in [
+                    ("attach database ? as l", (self.ledger,)),  # not a literal
+                    ("attach database '%s' as l" % self.ledger, ()),
+                    ("attach database 'budget.ledger' as l", ()),  # relative
+                    ("attach database './/budget.ledger' as l", ()),
+                    ("attach database '%s' as l" % os.path.join(self.dir, "link.ledger"), ()),  # symlink
+                    ("attach database 'hard.ledger' as l", ()),  # hard link, same inode
+                    ("attach database 'file:%s' as l" % self.ledger, ()),  # URI
+                    ("attach database 'budget' || '.ledger' as l", ())]:  # expression
+                with self.subTest(sql=sql):
+                    self.assertFalse(self.try_refund(sql, params), "allowed: " + sql)
+                    self.assertNothingMoreReleased(sql)
+            # Other files can still be attached, by a literal name.
+            self.db.execute("attach database '%s' as o" % other)
+            self.db.execute("create table o.x(y)")
+            self.db.execute("detach database o")
+        finally:
+            os.chdir(cwd)
+
+    def test_statement_prepared_before_the_ledger(self):
+        # A cached ATTACH statement prepared before dp_ledger_attach is
+        # re-prepared (and checked) afterwards.
+        other = os.path.join(self.dir, "other.db")
+        self.db.execute("attach database ? as l", (other,))
+        self.db.execute("detach database l")
+        self.spend_all()
+        self.assertFalse(self.try_refund("attach database ? as l", (self.ledger,)))
+        self.assertNothingMoreReleased("a statement prepared before the ledger was attached")
+
+    def test_ledger_already_open_in_the_session_is_refused(self):
+        self.db.execute("attach database '%s' as early" % self.ledger)
+        self.db.execute("create table early.z(a)")  # the file exists now
+        msg = self.error_of("select dp_ledger_attach(?, 5)", (self.ledger,))
+        self.assertTrue(msg.startswith("dp_ledger_attach: "), msg)
+        self.assertIn("'early'", msg)
+        self.assertError("select dp_budget_spent()", NO_LEDGER % "dp_budget_spent")
+        self.db.execute("detach database early")
+        self.assertEqual(self.attach(5.0), 5.0)
+
+
+# dp_ledger_attach installs its ATTACH guard with sqlite3_set_authorizer, which
+# replaces whatever authorizer the application had installed.
+
+class TestLedgerKeepsApplicationAuthorizer(LedgerTestCase):
+    def test_the_applications_authorizer_is_kept(self):
+        # The application restricts the analyst with its own authorizer (here:
+        # no reading secret.x except through optdp's aggregates). Attaching a
+        # ledger must not silently drop that restriction: either the attach is
+        # refused, or the application's authorizer still applies afterwards.
+        self.db.execute("create table secret(x)")
+        self.db.execute("insert into secret values (42)")
+
+        def app_authorizer(action, arg1, arg2, dbname, source):
+            if action == sqlite3.SQLITE_READ and arg1 == "secret":
+                return sqlite3.SQLITE_DENY
+            return sqlite3.SQLITE_OK
+        self.db.set_authorizer(app_authorizer)
+        self.assertError("select x from secret", "access to secret.x is prohibited")
+        try:
+            self.attach(5.0)
+        except sqlite3.Error:
+            return  # refusing to replace the application's authorizer is one correct outcome
+        try:
+            rows = self.db.execute("select x from secret").fetchall()
+        except sqlite3.Error:
+            rows = None
+        self.assertIsNone(rows, "dp_ledger_attach replaced the application's authorizer: the raw table is readable")
 
 
 # ----------------------------------------------------------------------------
@@ -843,8 +937,9 @@ class TestLedgerSigkill(LedgerTestCase):
                 if not line:
                     self.fail("the worker ended: " + p.stderr.read())
                 m = json.loads(line)
-                if "v" in m:
-                    printed.append(m["v"])
+                if "v" not in m:
+                    self.fail("the worker reported %r" % m)
+                printed.append(m["v"])
             os.kill(p.pid, signal.SIGKILL)
             # Whatever it printed before dying counts too (read through the same
             # buffered reader: communicate() would skip what readline() buffered).
