@@ -1,6 +1,5 @@
 #include "sqlite/connection.hpp"
 
-#include <cstring>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -46,24 +45,13 @@ void Connection::seed(std::optional<std::uint64_t> seed) {
   else seeded_.reset();
 }
 
-namespace {
-
-// Installed on the analyst's connection with the ledger: the session must not
-// ATTACH the ledger file and rewrite it. ATTACH of a name that is not a plain
-// literal (an expression, a URI) cannot be checked, so it is refused too.
-int ledger_authorizer(void* self, int action, const char* file, const char*, const char*, const char*) {
-  if (action != SQLITE_ATTACH) return SQLITE_OK;
-  const Ledger* ledger = static_cast<Connection*>(self)->ledger();
-  if (!ledger) return SQLITE_OK;
-  if (!file || std::strncmp(file, "file:", 5) == 0 || ledger->is_ledger_file(file)) return SQLITE_DENY;
-  return SQLITE_OK;
-}
-
-}  // namespace
-
 void Connection::attach_ledger(std::unique_ptr<Ledger> ledger) {
   ledger_ = std::move(ledger);
-  sqlite3_set_authorizer(db_, ledger_authorizer, this);
+  // The session must not ATTACH the ledger file and rewrite it. An authorizer
+  // would replace the application's own (SQLite cannot chain them), so
+  // instead no further database may be attached on this connection at all;
+  // the caller has checked that the ledger is not attached already.
+  sqlite3_limit(db_, SQLITE_LIMIT_ATTACHED, 0);
 }
 
 void Connection::charge(const char* function, double epsilon) {

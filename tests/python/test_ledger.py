@@ -727,10 +727,11 @@ class TestLedgerSessionCannotRewriteLedger(LedgerTestCase):
                 with self.subTest(sql=sql):
                     self.assertFalse(self.try_refund(sql, params), "allowed: " + sql)
                     self.assertNothingMoreReleased(sql)
-            # Other files can still be attached, by a literal name.
-            self.db.execute("attach database '%s' as o" % other)
-            self.db.execute("create table o.x(y)")
-            self.db.execute("detach database o")
+            # No database at all can be attached once a ledger is (documented):
+            # an authorizer would replace the application's own.
+            with self.assertRaises(sqlite3.OperationalError) as cm:
+                self.db.execute("attach database '%s' as o" % other)
+            self.assertEqual(str(cm.exception), "too many attached databases - max 0")
         finally:
             os.chdir(cwd)
 
