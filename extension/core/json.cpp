@@ -68,8 +68,13 @@ class Parser {
     expect('[');
     if (eat(']')) return out;
     do {
+      ws();
+      const std::size_t at = i_;  // a surplus element is reported where it starts (after checking its syntax)
       const double v = number();
-      if (out.size() == max_len) fail("it has more than " + std::to_string(max_len) + " elements");
+      if (out.size() == max_len) {
+        i_ = at;
+        fail("it has more than " + std::to_string(max_len) + " elements");
+      }
       out.push_back(v);
     } while (eat(','));
     expect(']');

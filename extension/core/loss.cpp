@@ -14,9 +14,7 @@ namespace {
 constexpr const char* kLossDomain =
     "loss must be 'absolute', 'squared', 'binary', 'power:P' (P > 0) or a JSON (n+1)x(n+1) matrix";
 
-std::string quoted(std::string_view t) {
-  return "'" + std::string(t.substr(0, 40)) + (t.size() > 40 ? "...'" : "'");
-}
+std::string quoted(std::string_view t) { return quote_text(t); }
 
 }  // namespace
 

@@ -15,7 +15,7 @@ namespace optdp {
 
 namespace {
 
-constexpr const char* kCostDomain = "cost must be 'l1', 'l2' or 'gamma=G' with G in [0, 1], but is '";
+constexpr const char* kCostDomain = "cost must be 'l1', 'l2' or 'gamma=G' with G in [0, 1], but is ";
 
 Fraction128 to_fraction(__float128 p) {
   Fraction128 f;
@@ -37,7 +37,6 @@ CostSpec parse_cost_spec(std::string_view text, bool allow_gamma) {
     spec.cost = Cost::L2;
     return spec;
   }
-  const std::string shown(text.substr(0, 40));
   if (allow_gamma && text.substr(0, 6) == "gamma=" && text.size() > 6 && text.size() < 64) {
     const std::string num(text.substr(6));
     char* end = nullptr;
@@ -48,8 +47,8 @@ CostSpec parse_cost_spec(std::string_view text, bool allow_gamma) {
       return spec;
     }
   }
-  throw std::invalid_argument(std::string(allow_gamma ? kCostDomain : "cost must be 'l1' or 'l2', but is '") + shown +
-                              "'");
+  throw std::invalid_argument(std::string(allow_gamma ? kCostDomain : "cost must be 'l1' or 'l2', but is ") +
+                              quote_text(text));
 }
 
 Cost parse_cost(std::string_view text) { return parse_cost_spec(text, false).cost; }
@@ -179,7 +178,7 @@ std::int64_t staircase_r(std::string_view spec, double eps, std::int64_t D) {
     if (ok && k >= 1 && k <= D) return k;
   }
   throw std::invalid_argument("cost must be 'l1', 'l2' or 'r=K' with K an integer in [1, " + std::to_string(D) +
-                              "], but is '" + std::string(spec.substr(0, 40)) + "'");
+                              "], but is " + quote_text(spec));
 }
 
 // ---- grid -----------------------------------------------------------------------

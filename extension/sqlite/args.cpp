@@ -18,13 +18,8 @@ std::string describe(sqlite3_value* v) {
     }
     case SQLITE_TEXT: {
       const char* t = reinterpret_cast<const char*>(sqlite3_value_text(v));
-      std::string s = t ? t : "";
-      if (s.size() > 40) {
-        std::size_t cut = 40;
-        while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
-        s = s.substr(0, cut) + "...";
-      }
-      return "text '" + s + "'";
+      if (!t) return "text ''";
+      return "text " + quote_text(std::string_view(t, static_cast<std::size_t>(sqlite3_value_bytes(v))));
     }
     default:
     {

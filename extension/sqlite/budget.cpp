@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/budget.hpp"
+#include "core/format.hpp"
 #include "sqlite/args.hpp"
 #include "sqlite/connection.hpp"
 #include "sqlite/functions.hpp"
@@ -63,20 +64,23 @@ void dp_ledger_attach_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   guard(ctx, "dp_ledger_attach", [&] {
     const std::string path(text_arg(argv[0], "path", "a file name"));
     if (path.empty() || path == ":memory:" || path[0] == '\0')
-      throw std::invalid_argument("path must name a file (a ledger in memory could be lost), but is '" + path + "'");
+      throw std::invalid_argument("path must name a file (a ledger in memory could be lost), but is " +
+                                  quote_text(path, kMaxPathShown));
+    if (path.find('\0') != std::string::npos)
+      throw std::invalid_argument("path must not contain a NUL character, but is " + quote_text(path, kMaxPathShown));
     const double total = number_arg(argv[1], "total_epsilon");
     total_units(total);  // validates (0, 1e6]
     Ledger::Durability durability = Ledger::Durability::Full;
     if (argc == 3) {
       const std::string d(text_arg(argv[2], "durability", "'full' or 'normal'"));
       if (d == "normal") durability = Ledger::Durability::Normal;
-      else if (d != "full") throw std::invalid_argument("durability must be 'full' or 'normal', but is '" + d + "'");
+      else if (d != "full") throw std::invalid_argument("durability must be 'full' or 'normal', but is " + quote_text(d));
     }
     Connection& conn = connection(ctx);
     if (Ledger* l = conn.ledger()) {
       if (l->path() != path || l->total() != total || l->durability() != durability)
-        throw std::invalid_argument("a ledger is already attached ('" + l->path() +
-                                    "'); it cannot be detached or replaced on this connection");
+        throw std::invalid_argument("a ledger is already attached (" + quote_text(l->path(), kMaxPathShown) +
+                                    "); it cannot be detached or replaced on this connection");
       sqlite3_result_double(ctx, l->remaining());
       return;
     }

@@ -43,7 +43,7 @@ Ledger::Ledger(const std::string& path, double total, Durability durability)
     const std::string msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     sqlite3_close_v2(db_);
     db_ = nullptr;
-    throw std::runtime_error("cannot open the ledger '" + path + "': " + msg);
+    throw std::runtime_error("cannot open the ledger " + quote_text(path, kMaxPathShown) + ": " + msg);
   }
   try {
     sqlite3_busy_timeout(db_, kBusyTimeoutMs);
@@ -52,7 +52,7 @@ Ledger::Ledger(const std::string& path, double total, Durability durability)
       if (sqlite3_prepare_v2(db_, "PRAGMA journal_mode=WAL", -1, &wal.p, nullptr) != SQLITE_OK ||
           sqlite3_step(wal.p) != SQLITE_ROW ||
           std::string(reinterpret_cast<const char*>(sqlite3_column_text(wal.p, 0))) != "wal")
-        throw std::runtime_error("cannot put the ledger '" + path + "' in WAL mode: " + sqlite3_errmsg(db_));
+        throw std::runtime_error("cannot put the ledger " + quote_text(path, kMaxPathShown) + " in WAL mode: " + sqlite3_errmsg(db_));
     }
     exec(durability == Durability::Full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
     exec("BEGIN IMMEDIATE");
@@ -66,7 +66,7 @@ Ledger::Ledger(const std::string& path, double total, Durability durability)
       if (step == SQLITE_ROW) {
         const double recorded = sqlite3_column_double(meta.p, 0);
         if (recorded != total)
-          throw std::invalid_argument("the ledger '" + path + "' records total_epsilon " + format_double(recorded) +
+          throw std::invalid_argument("the ledger " + quote_text(path, kMaxPathShown) + " records total_epsilon " + format_double(recorded) +
                                       ", but " + format_double(total) + " was asked for");
       } else if (step == SQLITE_DONE) {
         Stmt ins;
@@ -92,7 +92,7 @@ Ledger::Ledger(const std::string& path, double total, Durability durability)
         throw std::runtime_error(std::string("cannot prepare the ledger: ") + sqlite3_errmsg(db_));
     };
     struct stat st {};
-    if (stat(path.c_str(), &st) != 0) throw std::runtime_error("cannot stat the ledger '" + path + "'");
+    if (stat(path.c_str(), &st) != 0) throw std::runtime_error("cannot stat the ledger " + quote_text(path, kMaxPathShown) + "");
     dev_ = st.st_dev;
     ino_ = st.st_ino;
     prepare("SELECT total_units, spent_units FROM optdp_budget WHERE id = 1", &read_);
@@ -126,7 +126,7 @@ void Ledger::exec(const char* sql) {
   if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
     std::string msg = err ? err : sqlite3_errmsg(db_);
     sqlite3_free(err);
-    throw std::runtime_error("the ledger '" + path_ + "' cannot be written: " + msg);
+    throw std::runtime_error("the ledger " + quote_text(path_, kMaxPathShown) + " cannot be written: " + msg);
   }
 }
 
@@ -140,7 +140,7 @@ void Ledger::charge(const char* function, double epsilon, const char* sql) {
   try {
     sqlite3_reset(read_);
     if (sqlite3_step(read_) != SQLITE_ROW)
-      throw std::runtime_error("the ledger '" + path_ + "' cannot be read: " + sqlite3_errmsg(db_));
+      throw std::runtime_error("the ledger " + quote_text(path_, kMaxPathShown) + " cannot be read: " + sqlite3_errmsg(db_));
     const std::int64_t total = sqlite3_column_int64(read_, 0), spent = sqlite3_column_int64(read_, 1);
     sqlite3_reset(read_);
     if (!budget_allows(spent, units, total))
@@ -158,13 +158,13 @@ void Ledger::charge(const char* function, double epsilon, const char* sql) {
     sqlite3_reset(insert_);
     sqlite3_clear_bindings(insert_);
     if (ins != SQLITE_DONE)
-      throw std::runtime_error("the ledger '" + path_ + "' cannot be written: " + sqlite3_errmsg(db_));
+      throw std::runtime_error("the ledger " + quote_text(path_, kMaxPathShown) + " cannot be written: " + sqlite3_errmsg(db_));
     sqlite3_reset(update_);
     sqlite3_bind_int64(update_, 1, units);
     const int upd = sqlite3_step(update_);
     sqlite3_reset(update_);
     if (upd != SQLITE_DONE)
-      throw std::runtime_error("the ledger '" + path_ + "' cannot be written: " + sqlite3_errmsg(db_));
+      throw std::runtime_error("the ledger " + quote_text(path_, kMaxPathShown) + " cannot be written: " + sqlite3_errmsg(db_));
     exec("COMMIT");  // durable before the value is released
   } catch (...) {
     sqlite3_reset(read_);
@@ -178,7 +178,7 @@ std::int64_t Ledger::spent_units() {
   const int rc = sqlite3_step(read_);
   const std::int64_t spent = rc == SQLITE_ROW ? sqlite3_column_int64(read_, 1) : 0;
   sqlite3_reset(read_);
-  if (rc != SQLITE_ROW) throw std::runtime_error("the ledger '" + path_ + "' cannot be read: " + sqlite3_errmsg(db_));
+  if (rc != SQLITE_ROW) throw std::runtime_error("the ledger " + quote_text(path_, kMaxPathShown) + " cannot be read: " + sqlite3_errmsg(db_));
   return spent;
 }
 
@@ -190,7 +190,7 @@ std::vector<Ledger::Entry> Ledger::entries() {
   Stmt q;
   if (sqlite3_prepare_v2(db_, "SELECT id, time, function, epsilon, sql, pid FROM optdp_charges ORDER BY id", -1, &q.p,
                          nullptr) != SQLITE_OK)
-    throw std::runtime_error("the ledger '" + path_ + "' cannot be read: " + sqlite3_errmsg(db_));
+    throw std::runtime_error("the ledger " + quote_text(path_, kMaxPathShown) + " cannot be read: " + sqlite3_errmsg(db_));
   std::vector<Entry> out;
   int rc;
   while ((rc = sqlite3_step(q.p)) == SQLITE_ROW) {
@@ -203,7 +203,7 @@ std::vector<Ledger::Entry> Ledger::entries() {
     e.pid = sqlite3_column_int64(q.p, 5);
     out.push_back(std::move(e));
   }
-  if (rc != SQLITE_DONE) throw std::runtime_error("the ledger '" + path_ + "' cannot be read: " + sqlite3_errmsg(db_));
+  if (rc != SQLITE_DONE) throw std::runtime_error("the ledger " + quote_text(path_, kMaxPathShown) + " cannot be read: " + sqlite3_errmsg(db_));
   return out;
 }
 

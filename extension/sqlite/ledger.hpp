@@ -9,6 +9,7 @@
 // (core/budget.hpp).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -17,6 +18,9 @@
 #include "sqlite/api.hpp"
 
 namespace optdp::sql {
+
+// Messages quote at most this many bytes of a ledger's path.
+inline constexpr std::size_t kMaxPathShown = 200;
 
 class Ledger {
  public:

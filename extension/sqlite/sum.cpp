@@ -89,8 +89,10 @@ void require_same_params(const SumState& st, int argc, sqlite3_value** argv) {
   require_same_number(argv[2], st.lower, "lower");
   require_same_number(argv[3], st.upper, "upper");
   if (argc == 5) {
-    const bool same = sqlite3_value_type(argv[4]) == SQLITE_TEXT &&
-                      std::strcmp(reinterpret_cast<const char*>(sqlite3_value_text(argv[4])), st.cost_text) == 0;
+    const char* text = sqlite3_value_type(argv[4]) == SQLITE_TEXT
+                           ? reinterpret_cast<const char*>(sqlite3_value_text(argv[4])) : nullptr;
+    const bool same = text && static_cast<std::size_t>(sqlite3_value_bytes(argv[4])) == std::strlen(st.cost_text) &&
+                      std::memcmp(text, st.cost_text, std::strlen(st.cost_text)) == 0;
     if (!same)
       throw std::invalid_argument(std::string("cost must be the same in every row of a group, but changed from '") +
                                   st.cost_text + "' to " + describe(argv[4]));

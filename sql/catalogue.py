@@ -1,0 +1,1481 @@
+#!/usr/bin/python3
+"""The catalogue of optdp's SQL functions: every argument's valid domain and
+the exact outcome of every kind of bad value (issue 7, item 1).
+
+This file is the compact, reviewed spec; it generates
+
+    sql/catalogue.json   every case: the SQL, and the expected outcome
+    sql/catalogue.md     the same as readable tables, grouped by function
+
+    /usr/bin/python3 sql/catalogue.py            # regenerate both
+    /usr/bin/python3 sql/catalogue.py --check    # exit 1 if they are stale
+
+tests/catalogue/run_catalogue.py walks catalogue.json through the sqlite3 shell
+and through Python's sqlite3 module (ctest -L catalogue).
+
+How the cases arise. Each function has a signature and valid default
+arguments. Every argument is probed with the standard values (PROBES: NULL,
+NaN, text, blob, a 10 MB text, +-inf, 0, negatives, 1, max/min INTEGER, ...)
+plus the values that matter for its own domain (bad keywords, malformed and
+huge JSON, sizes beyond the caps, ...), the other arguments keeping their
+defaults. The function's *checks* (the order in which the extension validates
+its arguments, with the message of each) turn every call into its expected
+outcome: the exact error, or "ok" (a value, no error). Where a message cannot
+be written from a template (JSON offsets and the like) the probe carries it
+literally, as reviewed against the build. Aggregates run each probe on a
+3-row table t and on the empty table e (where optdp reads the parameters
+back from the SQL text), and also get parameters that change between rows.
+Table-valued functions run each probe as a call and through the hidden
+argument columns (WHERE n = ... AND alpha = ...), and get their missing- and
+extra-argument errors. Every registered arity gets its wrong-count neighbours.
+
+Expected outcomes (the "expect" of a case):
+  {"error": MSG}        exactly this message
+  {"error_like": {...}} an optdp error with properties only: "names" (words
+                        the message must contain after "<function>: "),
+                        optional "contains" / "forbid" (regexes)
+  {"ok": true}          no error (any rows; with "not_null", none of them NULL)
+  "or_ok": true         with error_like: a value (not NULL) is fine too
+  {"rows": [[...]]}     exactly these rows (integers and text only)
+Every optdp error must also start with "<function>: ", be valid UTF-8 and be
+at most MAX_MESSAGE characters long. A case with "bug" records what the
+extension should do but does not (yet): its test fails until it is fixed.
+"""
+import argparse
+import json
+import math
+import os
+import re
+import struct
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+JSON_PATH = os.path.join(HERE, "catalogue.json")
+MD_PATH = os.path.join(HERE, "catalogue.md")
+
+MAX_MESSAGE = 1000  # no error message may be longer, whatever the input
+
+# ---------------------------------------------------------------------------
+# How optdp shows values in messages (extension/sqlite/args.cpp describe(),
+# extension/core/format.cpp format_double()).
+
+
+def fmt(x):
+    """format_double: std::to_chars shortest round trip, fixed or scientific,
+    whichever is shorter (fixed on a tie); fixed prints integers exactly."""
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    if x == 0:
+        return "-0" if math.copysign(1, x) < 0 else "0"
+    r = repr(x)
+    sign = "-" if r.startswith("-") else ""
+    r = r.lstrip("-")
+    mant, _, exp = r.partition("e")
+    exp = int(exp) if exp else 0
+    ip, _, fp = mant.partition(".")
+    if fp == "0":
+        fp = ""
+    digits = (ip + fp).lstrip("0")
+    # decimal exponent of the first significant digit
+    point = len(ip) + exp if ip != "0" else exp - (len(fp) - len(fp.lstrip("0")))
+    digits = digits.rstrip("0") or "0"
+    e10 = point - 1
+    sci = digits[0] + ("." + digits[1:] if len(digits) > 1 else "") + "e" + ("-" if e10 < 0 else "+") + "%02d" % abs(e10)
+    if point >= len(digits):  # an integer: printed exactly
+        fixed = str(int(abs(x)))
+    elif point > 0:
+        fixed = digits[:point] + "." + digits[point:]
+    else:
+        fixed = "0." + "0" * (-point) + digits
+    return sign + (fixed if len(fixed) <= len(sci) else sci)
+
+
+def quote_text(s, max_bytes=40):
+    """core/format.cpp quote_text(): at most max_bytes bytes, not inside a
+    UTF-8 character, then '...', in quotes; NUL bytes shown as \\0."""
+    b = s.encode("utf-8")
+    cut = len(b)
+    if cut > max_bytes:
+        cut = max_bytes
+        while cut > 0 and (b[cut] & 0xC0) == 0x80:
+            cut -= 1
+    shown = b[:cut].decode("utf-8").replace("\0", "\\0")
+    return "'" + shown + ("..." if cut < len(b) else "") + "'"
+
+
+class V:
+    """A probe value: its SQL, its SQLite type and its Python value."""
+
+    def __init__(self, label, sql, kind, py=None, expect=None, note=None):
+        self.label, self.sql, self.kind, self.py = label, sql, kind, py
+        self.expect = expect  # overrides the checks: a message (str), or an expectation dict
+        self.note = note
+
+    @property
+    def desc(self):
+        if self.kind == "null":
+            return "NULL"
+        if self.kind == "int":
+            return str(self.py)
+        if self.kind == "real":
+            s = fmt(self.py)
+            return s if re.search(r"[.eEnN]", s) else s + ".0"
+        if self.kind == "text":
+            return "text " + quote_text(self.py)
+        n = len(self.py)
+        return "a blob of %d byte%s" % (n, "" if n == 1 else "s")
+
+    @property
+    def num(self):
+        return float(self.py)
+
+    def is_number(self):
+        return self.kind in ("int", "real")
+
+
+NULL = V("NULL", "NULL", "null")
+NAN = V("NaN", "(1e999 - 1e999)", "null", note="SQLite turns NaN into NULL before any function sees it")
+TEN_MB = "hex(zeroblob(5000000))"  # a 10 MB text of '0'
+
+PROBES = [
+    NULL,
+    NAN,
+    V("text", "'abc'", "text", "abc"),
+    V("numeric text", "'0.5'", "text", "0.5"),
+    V("blob", "x'3f'", "blob", b"?"),
+    V("empty blob", "x''", "blob", b""),
+    V("10 MB text", TEN_MB, "text", "0" * 10000000),
+    V("+inf", "1e999", "real", math.inf),
+    V("-inf", "-1e999", "real", -math.inf),
+    V("0 (INTEGER)", "0", "int", 0),
+    V("0.0 (REAL)", "0.0", "real", 0.0),
+    V("-1", "-1", "int", -1),
+    V("-0.5", "-0.5", "real", -0.5),
+    V("1 (INTEGER)", "1", "int", 1),
+    V("1.0 (REAL)", "1.0", "real", 1.0),
+    V("1.5", "1.5", "real", 1.5),
+    V("2.0 (integral REAL)", "2.0", "real", 2.0),
+    V("1e-20", "1e-20", "real", 1e-20),
+    V("1e308", "1e308", "real", 1e308),
+    V("least positive REAL", "5e-324", "real", 5e-324),
+    V("largest REAL below 1", "0.9999999999999999", "real", 0.9999999999999999),
+    V("max INTEGER", "9223372036854775807", "int", 9223372036854775807),
+    V("min INTEGER", "-9223372036854775808", "int", -9223372036854775808),
+]
+
+
+def text(label, s, sql=None, **kw):
+    return V(label, sql or "'" + s.replace("'", "''") + "'", "text", s, **kw)
+
+
+def num(label, x):
+    return V(label, repr(x) if isinstance(x, float) else str(x), "real" if isinstance(x, float) else "int", x)
+
+
+def nul_text(valid, expect=None):
+    """A valid keyword followed by a NUL byte and more: not the keyword."""
+    return text("'%s' + NUL byte" % valid, valid + "\0x", sql="'%s' || char(0) || 'x'" % valid, expect=expect)
+
+
+def utf8_text():
+    """41 bytes of 2-byte characters after 'a': cutting at 40 bytes splits one."""
+    return text("61 bytes of UTF-8 (cut inside a character)", "a" + "é" * 30,
+                sql="'a' || replace(hex(zeroblob(30)), '00', 'é')")
+
+
+def bad_keyword_probes(valid, extra=()):
+    """The bad texts of a keyword argument."""
+    out = [text("unknown keyword", "nope"), text("empty text", ""), text("upper case", valid[0].upper()),
+           text("padded", " " + valid[0]), nul_text(valid[0]), utf8_text()]
+    return out + list(extra)
+
+
+# ---------------------------------------------------------------------------
+# Checks: (argument, check(value, call) -> message or None), in the order the
+# extension validates. `call` maps argument names to V.
+
+
+def number(arg):
+    def c(v, call):
+        if not v.is_number():
+            return "%s must be a number, but is %s" % (arg, v.desc)
+    return (arg, c)
+
+
+def alpha(arg):
+    def c(v, call):
+        if not v.is_number():
+            return "%s must be a number, but is %s" % (arg, v.desc)
+        if not 0 < v.num < 1:
+            return "%s must be in (0, 1), but is %s" % (arg, v.desc)  # as given: 1.0 for REAL
+    return (arg, c)
+
+
+def positive(arg):
+    def c(v, call):
+        x = v.num
+        if not (x > 0 and math.isfinite(x)):
+            return "%s must be a finite number > 0, but is %s" % (arg, fmt(x))
+    return (arg, c)
+
+
+def eps_rounds_to_1(arg):
+    def c(v, call):
+        if v.num <= 2.0 ** -53:
+            return "%s must be greater than 2^-53 (e^-%s rounds to 1), but is %s" % (arg, arg, fmt(v.num))
+    return (arg, c)
+
+
+def eps_for_sums(arg="eps"):
+    def c(v, call):
+        if v.num < 2.0 ** -30:
+            return "eps must be at least 2^-30 (9.3e-10) for sums, but is %s" % fmt(v.num)
+    return (arg, c)
+
+
+def finite(arg):
+    def c(v, call):
+        if not math.isfinite(v.num):
+            return "%s must be finite, but is %s" % (arg, fmt(v.num))
+    return (arg, c)
+
+
+def integer(arg):
+    def c(v, call):
+        if v.kind != "int":
+            return "%s must be an integer, but is %s" % (arg, v.desc)
+    return (arg, c)
+
+
+def int_range(arg, lo, hi_of):
+    """An INTEGER in [lo, hi]; hi_of(call) gives the cap (it may depend on other arguments)."""
+    def c(v, call):
+        if v.kind != "int":
+            return "%s must be an integer, but is %s" % (arg, v.desc)
+        hi = hi_of(call) if callable(hi_of) else hi_of
+        if not lo <= v.py <= hi:
+            return "%s must be an integer in [%d, %d], but is %d" % (arg, lo, hi, v.py)
+    return (arg, c)
+
+
+def text_type(arg, domain):
+    def c(v, call):
+        if v.kind != "text":
+            return "%s must be text (%s), but is %s" % (arg, domain, v.desc)
+    return (arg, c)
+
+
+def keyword(arg, valid, message):
+    """message(v) for a text that is not one of valid."""
+    def c(v, call):
+        if v.py not in valid:
+            return message(v)
+    return (arg, c)
+
+
+quoted40 = quote_text
+quoted_loss = quote_text
+
+
+# ---------------------------------------------------------------------------
+# Functions.
+
+LOSS_DOMAIN_TEXT = "'absolute', 'squared', 'binary', 'power:P' or a JSON matrix"
+LOSS_BAD = "loss must be 'absolute', 'squared', 'binary', 'power:P' (P > 0) or a JSON (n+1)x(n+1) matrix, but is "
+PRIOR_BAD = "prior must be 'uniform' or a JSON array of n+1 non-negative numbers, but is "
+
+
+class Fn:
+    """kind: scalar | aggregate | table. params: (name, default SQL, domain text).
+    signatures: the argument counts to probe, each the first k params (a
+    signature may instead be a tuple of param names). checks(k) -> the
+    ordered checks for that signature. probes: per param, extra values."""
+
+    def __init__(self, name, kind, params, arities, checks, probes=None, signatures=None, required=None,
+                 notes="", isolated=False, setup=None, empty=True, arity_gaps=None, skip_standard=(), valid=True):
+        self.name, self.kind, self.params = name, kind, params
+        self.arities = arities  # registered argument counts (pragma_function_list)
+        self.checks = checks
+        self.probes = probes or {}
+        self.signatures = signatures or [tuple(p[0] for p in params[:k]) for k in arities]
+        self.required = required if required is not None else len(params)
+        self.notes = notes
+        self.isolated = isolated
+        self.setup = setup or []
+        self.empty = empty
+        self.skip_standard = set(skip_standard)
+        self.valid = valid  # the defaults make a valid call (False: it needs a ledger)
+
+    def default(self, p):
+        return next(d for (n, d, _) in self.params if n == p)
+
+
+def call_checks_sum(mech):
+    def checks(sig):
+        c = [number("eps"), positive("eps")]
+        if "delta" in sig:
+            c += [number("delta"), positive("delta")]
+        else:
+            c += [number("lower"), number("upper")]
+        if "cost" in sig:
+            c += [text_type("cost", "'l1', 'l2' or 'gamma=G'"), ("cost", cost_spec_check)]
+        c += [eps_for_sums()]
+        if "lower" in sig:
+            c += [finite("lower"), finite("upper"), ("lower", order_check), ("upper", width_check), ("lower", far_check)]
+        else:
+            c += [("delta", far_check_delta)]
+        c += [("x", x_check)]
+        return c
+    return checks
+
+
+def cost_spec_check(v, call):
+    s = v.py
+    if s in ("l1", "l2"):
+        return None
+    if s.startswith("gamma=") and 6 < len(s.encode()) < 64:
+        num_ = s[6:]
+        if not num_[:1].isspace():
+            try:
+                g = float(num_)
+            except ValueError:
+                g = None
+            if g is not None and 0 <= g <= 1 and num_.lower() not in ("nan", "inf", "infinity"):
+                return None
+    return "cost must be 'l1', 'l2' or 'gamma=G' with G in [0, 1], but is " + quoted40(s)
+
+
+def x_check(v, call):
+    if v.kind in ("text", "blob"):
+        return "x must be a number, but is %s" % v.desc
+
+
+def order_check(v, call):
+    lo, hi = call["lower"].num, call["upper"].num
+    if not lo < hi:
+        return "lower must be less than upper, but lower is %s and upper is %s" % (fmt(lo), fmt(hi))
+
+
+def width_check(v, call):
+    d = call["upper"].num - call["lower"].num
+    if not math.isfinite(d):
+        return "upper - lower must be finite, but is %s" % fmt(d)
+
+
+def grid_of(eps, lower, upper):
+    big = 709.78  # exp overflows to inf beyond this, as in C++
+    a = math.exp(eps / 2) if eps / 2 < big else math.inf
+    b = math.expm1(eps) if eps < big else math.inf
+    c = a / b if not (math.isinf(a) and math.isinf(b)) else math.nan
+    s = (upper - lower) * min(max(c if math.isfinite(c) else 1.0, 2.0 ** -20), 1.0)
+    m, e = math.frexp(s)
+    return math.ldexp(1.0, e - 1 - 20)
+
+
+def fdiv(a, b):
+    """IEEE division, as in C++: x/0 is +-inf, 0/0 NaN."""
+    if b != 0:
+        return a / b
+    return math.nan if a == 0 or math.isnan(a) else math.copysign(math.inf, a) * math.copysign(1, b)
+
+
+def far_check(v, call):
+    lo, hi = call["lower"].num, call["upper"].num
+    g = grid_of(call["eps"].num, lo, hi)
+    if not (abs(fdiv(lo, g)) < 2.0 ** 62 and abs(fdiv(hi, g)) < 2.0 ** 62):
+        return ("lower and upper must lie within 2^62 grid steps of 0 (grid %s for these parameters), "
+                "but they are %s and %s" % (fmt(g), fmt(lo), fmt(hi)))
+
+
+def far_check_delta(v, call):
+    return None  # [0, delta]: within 2^62 grid steps whenever delta is finite
+
+
+def levels_checks(first):
+    def checks(sig):
+        c = [(p, alpha(p)[1]) for p in sig if p.startswith("alpha_")]
+        c.append(("alpha_1", increasing_check))
+        return c
+    return checks
+
+
+def increasing_check(v, call):
+    names = sorted((k for k in call if k.startswith("alpha_")), key=lambda k: int(k[6:]))
+    for a, b in zip(names, names[1:]):
+        if not call[b].num > call[a].num:
+            return ("alphas must be strictly increasing (the least private level first), but %s is %s after %s"
+                    % (b, fmt(call[b].num), fmt(call[a].num)))
+
+
+def n_cap(call):
+    loss = call.get("loss")
+    if "method" in call and call["method"].py == "lp":
+        return 40
+    return 5000
+
+
+def general_loss_cap(v, call):
+    loss = call["loss"]
+    if loss.kind != "text":
+        return None
+    n = call["n"].py
+    s = loss.py
+    if s.startswith("power:") and n > 400 and loss_power_ok(s):
+        return "n must be at most 400 with a power loss (the remap is O(n^3)), but is %d" % n
+    if s.lstrip(" \t\r\n").startswith("[") and n > 400:
+        return "n must be at most 400 with a JSON loss matrix (the remap is O(n^3)), but is %d" % n
+
+
+def loss_power_ok(s):
+    p = s[6:]
+    if not p or p[0].isspace():
+        return False
+    try:
+        x = float(p)
+    except ValueError:
+        return False
+    return x > 0 and math.isfinite(x) and p.lower() not in ("inf", "infinity", "nan")
+
+
+def loss_check(v, call):
+    s = v.py
+    if s in ("absolute", "squared", "binary"):
+        return None
+    if s.startswith("power:"):
+        if not loss_power_ok(s):
+            return LOSS_BAD + quoted_loss(s) + ": P must be a finite number > 0"
+        return None
+    if not s.lstrip(" \t\r\n").startswith("["):
+        return LOSS_BAD + quoted_loss(s)
+    return None  # JSON: probes carry their messages
+
+
+def prior_check(v, call):
+    s = v.py
+    if s == "uniform":
+        return None
+    if not s.lstrip(" \t\r\n").startswith("["):
+        return PRIOR_BAD + quoted_loss(s)
+    return None
+
+
+def side_lo(v, call):
+    if v.kind != "int":
+        return "lo must be an integer, but is %s" % v.desc
+
+
+def side_hi(v, call):
+    if v.kind != "int":
+        return "hi must be an integer, but is %s" % v.desc
+
+
+def side_lo_range(v, call):
+    n, lo = call["n"].py, call["lo"].py
+    if not 0 <= lo <= n:
+        return "lo must be an integer in [0, n] = [0, %d], but is %d" % (n, lo)
+
+
+def side_hi_range(v, call):
+    n, lo, hi = call["n"].py, call["lo"].py, call["hi"].py
+    if not lo <= hi <= n:
+        return "hi must be an integer in [lo, n] = [%d, %d], but is %d" % (lo, n, hi)
+
+
+def matrix_checks(sig):
+    c = [int_range("n", 0, n_cap), alpha("alpha")]
+    if "beta" in sig:
+        c += [alpha("beta"), ("beta", lambda v, call: None if call["alpha"].num <= call["beta"].num else
+                              "alpha must be at most beta (only more privacy can be added), but alpha is %s and beta is %s"
+                              % (fmt(call["alpha"].num), fmt(call["beta"].num)))]
+    return c
+
+
+def remap_checks(sig, lead=()):
+    c = list(lead)
+    if "method" in sig:
+        c += [text_type("method", "'remap' or 'lp'"),
+              keyword("method", ("remap", "lp"), lambda v: "method must be 'remap' or 'lp', but is %s" % v.desc)]
+    c += [int_range("n", 0, n_cap), alpha("alpha"), text_type("loss", LOSS_DOMAIN_TEXT), ("loss", loss_check),
+          ("n", general_loss_cap)]
+    if "prior" in sig:
+        c += [text_type("prior", "'uniform' or a JSON array"), ("prior", prior_check)]
+    return c
+
+
+def remap_count_checks(sig):
+    # remap_count reads loss and prior as text before parsing either.
+    return [integer("observed"), int_range("n", 0, 5000), alpha("alpha"), text_type("loss", LOSS_DOMAIN_TEXT),
+            text_type("prior", "'uniform' or a JSON array"), ("loss", loss_check), ("n", general_loss_cap),
+            ("prior", prior_check)]
+
+
+def minimax_checks(sig):
+    return [int_range("n", 0, 40), alpha("alpha"), text_type("loss", LOSS_DOMAIN_TEXT), ("loss", loss_check),
+            ("n", general_loss_cap), ("lo", side_lo), ("hi", side_hi), ("lo", side_lo_range), ("hi", side_hi_range)]
+
+
+def pmf_checks(sig):
+    c = [number("eps"), positive("eps"), integer("delta"),
+         ("delta", lambda v, call: None if v.py >= 1 else "delta must be an integer >= 1, but is %d" % v.py),
+         integer("lo"), integer("hi"), ("hi", pmf_span)]
+    if "cost" in sig:
+        c += [text_type("cost", "'l1', 'l2' or 'r=K'"), ("cost", pmf_cost)]
+    c += [eps_rounds_to_1("eps")]
+    return c
+
+
+def pmf_span(v, call):
+    lo, hi = call["lo"].py, call["hi"].py
+    if hi < lo or hi - lo >= 10 ** 8:
+        return "hi must be at least lo and hi - lo below 100000000, but lo is %d and hi is %d" % (lo, hi)
+
+
+def pmf_cost(v, call):
+    s, D = v.py, call["delta"].py
+    if s in ("l1", "l2"):
+        return None
+    if s.startswith("r=") and 2 < len(s) <= 21 and s[2:].isdigit() and s[2:].isascii() and 1 <= int(s[2:]) <= D:
+        return None
+    return "cost must be 'l1', 'l2' or 'r=K' with K an integer in [1, %d], but is %s" % (D, quoted40(s))
+
+
+# --- JSON probe helpers -------------------------------------------------------
+
+def json_array_sql(n_items, item="1"):
+    """SQL for a JSON array of n_items copies of item (built by SQLite, not stored here)."""
+    return "'[' || replace(hex(zeroblob(%d)), '00', '%s,') || '%s]'" % (n_items - 1, item, item)
+
+
+def json_matrix_sql(rows, row_sql_item):
+    return "'[' || replace(hex(zeroblob(%d)), '00', '%s,') || '%s]'" % (rows - 1, row_sql_item, row_sql_item)
+
+
+def jtext(label, s, expect=None, sql=None, note=None):
+    return V(label, sql or "'" + s + "'", "text", s, expect=expect, note=note)
+
+
+def jsql(label, sql, expect, py="[", note=None):
+    return V(label, sql, "text", py, expect=expect, note=note)
+
+
+def json_error(arg, what, why, offset):
+    return "%s must be %s, but %s at offset %d" % (arg, what, why, offset)
+
+
+ARR = "a JSON array of numbers"
+
+
+def json_start(arg, what):
+    """core/json.cpp: the text must open with '[' (after blanks)."""
+    def c(v, call):
+        s = v.py
+        i = len(s) - len(s.lstrip(" \t\r\n"))
+        if not s[i:i + 1] == "[":
+            return json_error(arg, what, "'[' was expected", i)
+    return (arg, c)
+MAT = "a JSON array of arrays of numbers"
+
+
+def prior_probes():
+    """For n = 2 (3 entries)."""
+    e = lambda why, off: json_error("prior", ARR, why, off)
+    return [
+        text("'Uniform'", "Uniform"), text("empty text", ""), nul_text("uniform"), utf8_text(),
+        jtext("JSON: 2 entries for n = 2", "[1, 1]", "prior must have n+1 = 3 entries, but has 2"),
+        jtext("JSON: 4 entries for n = 2", "[1, 1, 1, 1]", e("it has more than 3 elements", 10)),
+        jtext("JSON: empty array", "[]", "prior must have n+1 = 3 entries, but has 0"),
+        jtext("JSON: negative entry", "[1, -1, 1]", "prior must be non-negative, but prior[1] is -1"),
+        jtext("JSON: zero sum", "[0, 0, 0]", "prior must have a positive finite sum, but its sum is 0"),
+        jtext("JSON: infinite sum", "[1e308, 1e308, 1e308]", "prior must have a positive finite sum, but its sum is inf"),
+        jtext("JSON: number out of range", "[1, 1e999, 1]", e("the number 1e999 is out of range", 9)),
+        jtext("JSON: NaN", "[1, NaN, 1]", e("a number was expected", 4)),
+        jtext("JSON: string entry", '[1, "1", 1]', e("a number was expected", 4)),
+        jtext("JSON: nested array", "[[1], 1, 1]", e("a number was expected", 1)),
+        jtext("JSON: unterminated", "[1, 1, 1", e("']' was expected", 8)),
+        jtext("JSON: trailing comma", "[1, 1,]", e("a number was expected", 6)),
+        jtext("JSON: text after the array", "[1, 1, 1] x", e("text follows the array", 10)),
+        jtext("JSON: leading zero", "[01, 1, 1]", e("']' was expected", 2)),
+        jtext("JSON: number too long", "[1, 1, 0." + "1" * 500 + "]", e("a number is too long", 509)),
+        jsql("JSON: 10 MB array", json_array_sql(5000000), e("it has more than 3 elements", 7)),
+        jsql("JSON: 10 MB of blanks then [", "replace(hex(zeroblob(5000000)), '00', '  ') || '[1,1,1]'", "ok",
+             py="   [1,1,1]"),
+    ]
+
+
+def loss_probes(n):
+    """For n = 2 (3x3 matrices)."""
+    e = lambda why, off: json_error("loss", MAT, why, off)
+    ok3 = "[[0,1,2],[1,0,1],[2,1,0]]"
+    return [
+        text("'abs'", "abs"), text("'Absolute'", "Absolute"), text("empty text", ""), nul_text("absolute"),
+        utf8_text(),
+        text("'power:'", "power:"), text("'power:0'", "power:0"), text("'power:-1'", "power:-1"),
+        text("'power:inf'", "power:inf"), text("'power:nan'", "power:nan"), text("'power: 2'", "power: 2"),
+        text("'power:2x'", "power:2x"), text("'power:0.5'", "power:0.5"), text("'power:1e308'", "power:1e308"),
+        jtext("JSON: valid 3x3", ok3, "ok"),
+        jtext("JSON: 2 rows for n = 2", "[[0,1,2],[1,0,1]]", "loss must be a 3x3 matrix for n = 2, but has 2 rows"),
+        jtext("JSON: 4 rows for n = 2", ok3[:-1] + ",[2,1,0]]", e("it has more than 3 rows", 25)),
+        jtext("JSON: short row", "[[0,1,2],[1,0],[2,1,0]]", "loss must be a 3x3 matrix, but row 1 has 2 entries"),
+        jtext("JSON: long row", "[[0,1,2,3],[1,0,1],[2,1,0]]", e("it has more than 3 elements", 8)),
+        jtext("JSON: empty", "[]", "loss must be a 3x3 matrix for n = 2, but has 0 rows"),
+        jtext("JSON: negative entry", "[[0,1,2],[-1,0,1],[2,1,0]]", "loss must be non-negative, but loss[1][0] is -1"),
+        jtext("JSON: decreasing with distance", "[[0,2,1],[1,0,1],[2,1,0]]",
+              "loss must be non-decreasing in |i - r| along each row, but row 0 has 2 at distance 1 and 1 at distance 2"),
+        jtext("JSON: out of range", "[[0,1,2],[1,0,1],[2,1,1e999]]", e("the number 1e999 is out of range", 27)),
+        jtext("JSON: not an array of arrays", "[0,1,2]", e("'[' was expected", 1)),
+        jtext("JSON: string entry", '[[0,1,"2"],[1,0,1],[2,1,0]]', e("a number was expected", 6)),
+        jtext("JSON: unterminated", "[[0,1,2],[1,0,1],[2,1,0]", e("']' was expected", 24)),
+        jtext("JSON: text after the matrix", ok3 + " x", e("text follows the matrix", 26)),
+        jsql("JSON: 10 MB, 2.5M rows", json_matrix_sql(2500000, "[0]"), e("it has more than 3 rows", 13)),
+        jsql("JSON: 10 MB, one 5M-element row", "'[' || " + json_array_sql(5000000, "0") + " || ']'",
+             e("it has more than 3 elements", 8)),
+    ]
+
+
+def levels_json_probes():
+    e = lambda why, off: json_error("alphas", ARR, why, off)
+    seventeen = "[" + ",".join(str(round(0.05 * (i + 1), 2)) for i in range(17)) + "]"
+    eighteen = "[" + ",".join(str(round(0.05 * (i + 1), 2)) for i in range(18)) + "]"
+    return [
+        text("not JSON", "abc", expect=e("'[' was expected", 0)),
+        text("empty text", "", expect=e("'[' was expected", 0)),
+        jtext("JSON: unterminated", "[0.5", e("']' was expected", 4)),
+        jtext("JSON: trailing comma", "[0.5,]", e("a number was expected", 5)),
+        jtext("JSON: text after the array", "[0.5] x", e("text follows the array", 6)),
+        jtext("JSON: string entry", '["0.5"]', e("a number was expected", 1)),
+        jtext("JSON: nested", "[[0.5]]", e("a number was expected", 1)),
+        jtext("JSON: number out of range", "[1e999]", e("the number 1e999 is out of range", 6)),
+        jtext("JSON: alpha 1.5", "[1.5]", "alpha_1 must be in (0, 1), but is 1.5",
+              note="alpha_i is element i of alphas, as in the reference"),
+        jtext("JSON: alpha 0", "[0.2, 0]", "alpha_2 must be in (0, 1), but is 0"),
+        jtext("JSON: tiny number underflows to 0", "[1e-400]", "alpha_1 must be in (0, 1), but is 0"),
+        jtext("JSON: decreasing", "[0.5, 0.2]",
+              "alphas must be strictly increasing (the least private level first), but alpha_2 is 0.2 after 0.5"),
+        jtext("JSON: equal", "[0.5, 0.5]",
+              "alphas must be strictly increasing (the least private level first), but alpha_2 is 0.5 after 0.5"),
+        jtext("JSON: 16 levels (the cap)", "[" + ",".join(str(round(0.05 * (i + 1), 2)) for i in range(16)) + "]", "ok"),
+        jtext("JSON: no levels", "[]", {"error_like": {"names": ["alphas"], "contains": ["1 to 16"]}}),
+        jtext("JSON: 17 levels", seventeen, {"error_like": {"names": ["alphas"], "contains": ["1 to 16", "17"]}}),
+        jtext("JSON: 18 levels", eighteen, {"error_like": {"names": ["alphas"], "contains": ["16"], "forbid": ["17"]}}),
+        jsql("JSON: 10 MB array", json_array_sql(5000000, "0.5"),
+             {"error_like": {"names": ["alphas"], "contains": ["16"], "forbid": ["17"]}}),
+        nul_text("[0.5]", e("text follows the array", 5)),
+    ]
+
+
+def matrix_json_probes():
+    e = lambda why, off: json_error("matrix", MAT, why, off)
+    row1001 = "'[1' || replace(hex(zeroblob(1000)), '00', ',0') || ']'"
+    mat = lambda rows: "'[' || replace(hex(zeroblob(%d)), '00', %s || ',') || %s || ']'" % (rows - 1, row1001, row1001)
+    return [
+        text("not JSON", "abc", expect=e("'[' was expected", 0)),
+        jtext("JSON: empty", "[]", "matrix must have at least one row"),
+        jtext("JSON: empty row", "[[]]", "matrix must be square, but row 0 has 0 entries and there are 1 rows"),
+        jtext("JSON: not square", "[[0.5,0.5]]", "matrix must be square, but row 0 has 2 entries and there are 1 rows"),
+        jtext("JSON: ragged", "[[1,0],[1]]", "matrix must be square, but row 1 has 1 entries and there are 2 rows"),
+        jtext("JSON: negative entry", "[[1.5,-0.5],[0,1]]",
+              "matrix entries must be non-negative, but matrix[0][1] is -0.5"),
+        jtext("JSON: row sum 0.9", "[[0.5,0.4],[0,1]]", "matrix rows must sum to 1, but row 0 sums to 0.9"),
+        jtext("JSON: row sum inf", "[[1e308,1e308],[0,1]]", "matrix rows must sum to 1, but row 0 sums to inf"),
+        jtext("JSON: out of range", "[[1e999]]", e("the number 1e999 is out of range", 7)),
+        jtext("JSON: unterminated", "[[1]", e("']' was expected", 4)),
+        jtext("JSON: flat array", "[1]", e("'[' was expected", 1)),
+        jtext("JSON: text after", "[[1]] x", e("text follows the matrix", 6)),
+        jtext("JSON: identity", "[[1,0],[0,1]]", {"rows": [[0]]}),
+        jtext("JSON: constant", "[[0.5,0.5],[0.5,0.5]]", {"rows": [[1]]}),
+        jsql("JSON: 1001 x 1001 (the cap)", mat(1001), {"rows": [[1]]}, note="every row releases 0: a constant"),
+        jsql("JSON: 1002 rows", mat(1002), e("it has more than 1001 rows", 2006005)),
+        jsql("JSON: 10 MB, 2.5M rows", json_matrix_sql(2500000, "[1]"), e("it has more than 1001 rows", 4005)),
+        jsql("JSON: 10 MB, one 5M-element row", "'[' || " + json_array_sql(5000000, "0") + " || ']'",
+             e("it has more than 1001 elements", 2004)),
+        nul_text("[[1]]", e("text follows the matrix", 5)),
+    ]
+
+
+ALPHA_DOM = "a REAL in (0, 1)"
+
+
+def level_default(i):
+    """Strictly increasing defaults for alpha_1..alpha_16: 0.15, 0.2, ..., 0.9."""
+    return repr(round(0.1 + 0.05 * i, 2))
+EPS_DOM = "a finite number > 0"
+
+FUNCTIONS = [
+    Fn("private_count", "aggregate",
+       [("x", "x", "any value; NULL is not counted"), ("alpha", "0.5", ALPHA_DOM + ", the same in every row")],
+       [1, 2], lambda sig: [alpha("alpha")], signatures=[("alpha",), ("x", "alpha")],
+       probes={"x": [text("text x", "a"), V("blob x", "x'00'", "blob", b"\0")]}),
+    Fn("staircase_sum", "aggregate",
+       [("x", "x", "a number; NULL is skipped, +-inf clamped"), ("eps", "1.0", "finite, >= 2^-30"),
+        ("delta", "10", "finite, > 0 (the rows are clamped into [0, delta])"),
+        ("lower", "0", "finite, < upper, within 2^62 grid steps of 0"), ("upper", "10", "finite, > lower"),
+        ("cost", "'l1'", "'l1', 'l2' or 'gamma=G' with 0 <= G <= 1")],
+       [3, 4, 5], call_checks_sum("staircase"),
+       signatures=[("x", "eps", "delta"), ("x", "eps", "lower", "upper"), ("x", "eps", "lower", "upper", "cost")],
+       probes={"cost": bad_keyword_probes(["l1"], [
+           text("'l2'", "l2"), text("'gamma=0'", "gamma=0"), text("'gamma=1'", "gamma=1"),
+           text("'gamma=0.5'", "gamma=0.5"), text("'gamma=1e-300'", "gamma=1e-300"), text("'gamma=-0'", "gamma=-0"),
+           text("'gamma='", "gamma="), text("'gamma=1.5'", "gamma=1.5"), text("'gamma=-0.1'", "gamma=-0.1"),
+           text("'gamma=nan'", "gamma=nan"), text("'gamma=inf'", "gamma=inf"), text("'gamma= 0.5'", "gamma= 0.5"),
+           text("'gamma=0.5x'", "gamma=0.5x"), text("'gamma=' + 57 characters (63 bytes)", "gamma=0." + "5" * 55),
+           text("'gamma=' + 58 characters (64 bytes)", "gamma=0." + "5" * 56),
+           text("'gamma=' + 94 characters", "gamma=0." + "5" * 92)])}),
+    Fn("laplace_sum", "aggregate",
+       [("x", "x", "a number; NULL is skipped, +-inf clamped"), ("eps", "1.0", "finite, >= 2^-30"),
+        ("delta", "10", "finite, > 0"), ("lower", "0", "finite, < upper, within 2^62 grid steps of 0"),
+        ("upper", "10", "finite, > lower")],
+       [3, 4], call_checks_sum("laplace"),
+       signatures=[("x", "eps", "delta"), ("x", "eps", "lower", "upper")]),
+    Fn("staircase_gamma", "scalar", [("eps", "1.0", EPS_DOM), ("cost", "'l1'", "'l1' or 'l2'")], [2],
+       lambda sig: [number("eps"), positive("eps"), text_type("cost", "'l1' or 'l2'"),
+                    keyword("cost", ("l1", "l2"), lambda v: "cost must be 'l1' or 'l2', but is " + quoted40(v.py))],
+       probes={"cost": bad_keyword_probes(["l1"], [text("'gamma=0.5'", "gamma=0.5")])}),
+    Fn("noise_cost", "scalar",
+       [("mechanism", "'staircase'", "'staircase' or 'laplace'"), ("eps", "1.0", EPS_DOM),
+        ("delta", "1.0", "a finite number > 0"), ("cost", "'l1'", "'l1' or 'l2'")], [4],
+       lambda sig: [text_type("mechanism", "'staircase' or 'laplace'"),
+                    keyword("mechanism", ("staircase", "laplace"),
+                            lambda v: "mechanism must be 'staircase' or 'laplace', but is " + v.desc),
+                    number("eps"), positive("eps"), number("delta"), positive("delta"),
+                    text_type("cost", "'l1' or 'l2'"),
+                    keyword("cost", ("l1", "l2"), lambda v: "cost must be 'l1' or 'l2', but is " + quoted40(v.py))],
+       probes={"mechanism": bad_keyword_probes(["laplace"], [text("'gauss'", "gauss")]),
+               "cost": bad_keyword_probes(["l2"])}),
+    Fn("dp_sum_grid", "scalar",
+       [("eps", "1.0", "finite, >= 2^-30"), ("lower", "0", "finite, < upper, within 2^62 grid steps of 0"),
+        ("upper", "10", "finite, > lower")], [3],
+       lambda sig: [number("eps"), positive("eps"), number("lower"), number("upper"), eps_for_sums(),
+                    finite("lower"), finite("upper"), ("lower", order_check), ("upper", width_check),
+                    ("lower", far_check)]),
+    Fn("private_count_levels", "aggregate",
+       [("alpha_%d" % i, level_default(i), ALPHA_DOM + ", > alpha_%d" % (i - 1) if i > 1 else ALPHA_DOM)
+        for i in range(1, 17)],
+       list(range(1, 17)), levels_checks(0),
+       signatures=[("alpha_1",), ("alpha_1", "alpha_2", "alpha_3"),
+                   tuple("alpha_%d" % i for i in range(1, 17))]),
+    Fn("private_count_levels_of", "aggregate",
+       [("x", "x", "any value; NULL is not counted")] +
+       [("alpha_%d" % i, level_default(i), ALPHA_DOM + ", > alpha_%d" % (i - 1) if i > 1 else ALPHA_DOM)
+        for i in range(1, 17)],
+       list(range(2, 18)), levels_checks(1),
+       signatures=[("x", "alpha_1"), ("x", "alpha_1", "alpha_2", "alpha_3"),
+                   ("x",) + tuple("alpha_%d" % i for i in range(1, 17))],
+       probes={"x": [text("text x", "a")]}),
+    Fn("release_levels", "table",
+       [("value", "37", "an INTEGER (clamped into [0, n])"), ("n", "100", "an INTEGER in [0, 5000]"),
+        ("alphas", "'[0.2, 0.5, 0.9]'", "a JSON array of 1 to 16 strictly increasing alphas in (0, 1)")],
+       [3], lambda sig: [integer("value"), int_range("n", 0, 5000),
+                         text_type("alphas", "a JSON array of increasing alphas"), json_start("alphas", ARR)],
+       probes={"alphas": levels_json_probes()}),
+    Fn("geometric_matrix", "table", [("n", "4", "an INTEGER in [0, 5000]"), ("alpha", "0.5", ALPHA_DOM)], [2],
+       matrix_checks, probes={"n": [num("5000 (the cap)", 5000), num("5001", 5001)]}),
+    Fn("derivation_matrix", "table",
+       [("n", "4", "an INTEGER in [0, 5000]"), ("alpha", "0.5", ALPHA_DOM + ", <= beta"),
+        ("beta", "0.8", ALPHA_DOM + ", >= alpha")], [3], matrix_checks,
+       probes={"n": [num("5000 (the cap)", 5000), num("5001", 5001)],
+               "alpha": [num("0.8 (= beta)", 0.8), num("0.9 (> beta)", 0.9)]}),
+    Fn("staircase_pmf", "table",
+       [("eps", "1.0", "a finite number > 2^-53"), ("delta", "5", "an INTEGER >= 1"), ("lo", "-3", "an INTEGER"),
+        ("hi", "3", "an INTEGER, lo <= hi < lo + 10^8"), ("cost", "'l1'", "'l1', 'l2' or 'r=K' with 1 <= K <= delta")],
+       [5], pmf_checks, required=4,
+       signatures=[("eps", "delta", "lo", "hi"), ("eps", "delta", "lo", "hi", "cost")],
+       probes={"hi": [num("lo + 10^8 - 1", 99999996), num("lo + 10^8", 99999997), num("-4 (< lo)", -4)],
+               "cost": bad_keyword_probes(["l1"], [text("'r=1'", "r=1"), text("'r=5' (= delta)", "r=5"),
+                                                  text("'r=0'", "r=0"), text("'r=6' (> delta)", "r=6"),
+                                                  text("'r='", "r="), text("'r=-1'", "r=-1"),
+                                                  text("'r=1.5'", "r=1.5"),
+                                                  text("'r=' + 20 digits", "r=99999999999999999999"),
+                                                  text("'r=' + 30 digits", "r=" + "9" * 30),
+                                                  text("'gamma=0.5'", "gamma=0.5")])}),
+    Fn("optimal_remap", "table",
+       [("n", "2", "an INTEGER in [0, 5000]; [0, 400] with a power or JSON loss"), ("alpha", "0.5", ALPHA_DOM),
+        ("loss", "'absolute'", LOSS_DOMAIN_TEXT), ("prior", "'uniform'", "'uniform' or a JSON array of n+1 numbers >= 0")],
+       [4], remap_checks,
+       probes={"n": [num("5000 (the cap)", 5000), num("5001", 5001)], "loss": loss_probes(2),
+               "prior": prior_probes()}),
+    Fn("remap_count", "scalar",
+       [("observed", "1", "an INTEGER (clamped into [0, n])"), ("n", "2", "an INTEGER in [0, 5000]; [0, 400] with a power or JSON loss"),
+        ("alpha", "0.5", ALPHA_DOM), ("loss", "'absolute'", LOSS_DOMAIN_TEXT),
+        ("prior", "'uniform'", "'uniform' or a JSON array of n+1 numbers >= 0")],
+       [5], remap_count_checks,
+       probes={"n": [num("5001", 5001)], "loss": loss_probes(2),
+               "prior": prior_probes()}),
+    Fn("optimal_loss", "scalar",
+       [("n", "2", "an INTEGER in [0, 5000]; [0, 400] with a power or JSON loss"), ("alpha", "0.5", ALPHA_DOM),
+        ("loss", "'absolute'", LOSS_DOMAIN_TEXT), ("prior", "'uniform'", "'uniform' or a JSON array of n+1 numbers >= 0")],
+       [4], remap_checks,
+       probes={"n": [num("5001", 5001)], "loss": loss_probes(2),
+               "prior": prior_probes()}),
+    Fn("optimal_mechanism", "table",
+       [("n", "2", "an INTEGER in [0, 5000]; [0, 400] with a power or JSON loss; [0, 40] with 'lp'"),
+        ("alpha", "0.5", ALPHA_DOM), ("loss", "'absolute'", LOSS_DOMAIN_TEXT),
+        ("prior", "'uniform'", "'uniform' or a JSON array of n+1 numbers >= 0"), ("method", "'lp'", "'remap' or 'lp'")],
+       [5], remap_checks, required=4,
+       signatures=[("n", "alpha", "loss", "prior"), ("n", "alpha", "loss", "prior", "method")],
+       probes={"n": [num("40 (the cap)", 40), num("41", 41)], "loss": loss_probes(2), "prior": prior_probes(),
+               "method": bad_keyword_probes(["lp"], [text("'remap'", "remap")])}),
+] + [
+    Fn(name, kind,
+       [("n", "4", "an INTEGER in [0, 40]"), ("alpha", "0.5", ALPHA_DOM), ("loss", "'absolute'", LOSS_DOMAIN_TEXT),
+        ("lo", "1", "an INTEGER in [0, n]"), ("hi", "3", "an INTEGER in [lo, n]")],
+       [5], minimax_checks,
+       probes={"n": [num("40 (the cap)", 40), num("41", 41), num("2 (< hi)", 2)],
+               "lo": [num("4 (= n)", 4), num("5 (> n)", 5)], "hi": [num("0 (< lo)", 0), num("5 (> n)", 5)],
+               "loss": [p for p in loss_probes(4) if not p.label.startswith("JSON")] +
+                       [jtext("JSON: valid 5x5", "[[0,1,2,3,4],[1,0,1,2,3],[2,1,0,1,2],[3,2,1,0,1],[4,3,2,1,0]]", "ok"),
+                        jtext("JSON: 3x3 for n = 4", "[[0,1,2],[1,0,1],[2,1,0]]",
+                              "loss must be a 5x5 matrix for n = 4, but has 3 rows")]})
+    for name, kind in (("minimax_remap", "table"), ("minimax_mechanism", "table"), ("minimax_loss", "scalar"))
+] + [
+    Fn("dp_derivable", "scalar", [("matrix", "'[[0.5,0.5],[0.5,0.5]]'", "a JSON row-stochastic square matrix, at most 1001 x 1001"),
+                                  ("alpha", "0.5", ALPHA_DOM)], [2],
+       lambda sig: [text_type("matrix", "a JSON square matrix"), json_start("matrix", MAT), alpha("alpha")],
+       probes={"matrix": matrix_json_probes()},
+       notes="The reference calls the first argument matrix_json; the messages call it matrix."),
+    Fn("dp_ledger_attach", "scalar",
+       [("path", "'{tmp}/{case}.ledger'", "a file name (not '' or ':memory:')"),
+        ("total_epsilon", "1.0", "a number in (0, 1e6]"), ("durability", "'normal'", "'full' or 'normal'")],
+       [2, 3], lambda sig: [text_type("path", "a file name"), ("path", path_check), number("total_epsilon"),
+                            ("total_epsilon", total_check)] +
+                           ([text_type("durability", "'full' or 'normal'"), ("durability", durability_check)]
+                            if "durability" in sig else []),
+       isolated=True,
+       probes={"path": [text("empty text", ""), text("':memory:'", ":memory:"),
+                        text("a directory", "/", expect="cannot open the ledger '/': unable to open database file"),
+                        text("in a missing directory", "/nonexistent/optdp/ledger.db",
+                             expect="cannot open the ledger '/nonexistent/optdp/ledger.db': unable to open database file"),
+                        text("a 10 kB name in a missing directory", "/nonexistent/" + "0" * 10000,
+                             sql="'/nonexistent/' || hex(zeroblob(5000))",
+                             expect={"error_like": {"names": ["ledger"]}}),
+                        text("name + NUL byte", "{tmp}/nul\0x", sql="'{tmp}/nul' || char(0) || 'x'",
+                             expect={"error_like": {"names": ["path"]}})],
+               "total_epsilon": [num("1e6 (the cap)", 1e6), num("1000001", 1000001)],
+               "durability": bad_keyword_probes(["full"], [text("'normal'", "normal")])}),
+    Fn("dp_budget_remaining", "scalar", [], [0], lambda sig: [], valid=False),
+    Fn("dp_budget_spent", "scalar", [], [0], lambda sig: [], valid=False),
+    Fn("dp_ledger_entries", "table", [], [0], lambda sig: [], valid=False),
+    Fn("dp_alpha", "scalar", [("eps", "1.0", "a finite number > 2^-53")], [1],
+       lambda sig: [number("eps"), positive("eps"), eps_rounds_to_1("eps")],
+       probes={"eps": [num("2^-53", 2.0 ** -53), num("2^-52", 2.0 ** -52), num("1000", 1000)]}),
+    Fn("dp_epsilon", "scalar", [("alpha", "0.5", ALPHA_DOM)], [1], lambda sig: [alpha("alpha")]),
+    Fn("dp_seed", "scalar", [("n", "42", "an INTEGER, or NULL (back to the OS generator)")], [1],
+       lambda sig: [("n", seed_check)],
+       notes="The reference calls the argument n; the messages call it seed."),
+    Fn("dp_rng", "scalar", [], [0], lambda sig: []),
+    Fn("dp_version", "scalar", [], [0], lambda sig: []),
+]
+
+
+def path_check(v, call):
+    if v.py in ("", ":memory:") or v.py.startswith("\0"):
+        return "path must name a file (a ledger in memory could be lost), but is '%s'" % v.py
+
+
+def total_check(v, call):
+    x = v.num
+    if not (0 < x <= 1e6):
+        return "total_epsilon must be a number in (0, 1e6], but is %s" % fmt(x)
+
+
+def durability_check(v, call):
+    if v.py not in ("full", "normal"):
+        return "durability must be 'full' or 'normal', but is " + quote_text(v.py)
+
+
+def seed_check(v, call):
+    if v.kind not in ("null", "int"):
+        return "seed must be an integer or NULL, but is %s" % v.desc
+
+
+# The names the messages use for an argument when they differ from the reference's.
+MESSAGE_NAME = {("dp_seed", "n"): "seed"}
+
+# ---------------------------------------------------------------------------
+# Bugs: the expected-correct outcome replaces the current one. Keyed by a
+# predicate on (function, argument, probe label); see the report in the md.
+
+BUGS = []
+
+
+def bug(description, repro):
+    BUGS.append({"description": description, "repro": repro})
+    return description
+
+
+BUG_LEVELS = bug("release_levels: the level-count error does not name the argument alphas, and past 17 elements it "
+                 "cites the parser's cap of 17 instead of the documented 16 levels",
+                 "SELECT * FROM release_levels(1, 10, '[]');  -- release_levels: there must be 1 to 16 levels, but "
+                 "there are 0 (names no argument)\nSELECT * FROM release_levels(1, 10, '[0.05,0.1,...18 values]');  "
+                 "-- ... but it has more than 17 elements at offset 77")
+BUG_NAN = bug("staircase_gamma and noise_cost give NULL (a NaN) for valid but extreme eps, or an error about "
+              "'gamma', which is not one of their arguments",
+              "SELECT staircase_gamma(1e-20, 'l2');  -- NULL\n"
+              "SELECT noise_cost('staircase', 1e-20, 1, 'l1'), noise_cost('staircase', 1e308, 1, 'l1');  -- NULL, NULL\n"
+              "SELECT noise_cost('staircase', 1e-20, 1, 'l2');  -- noise_cost: gamma must be in [0, 1], but is NaN")
+BUG_TINY_DELTA = bug("staircase_sum / laplace_sum (x, eps, delta) with a tiny delta (the grid underflows to 0) are refused "
+                     "with a message about lower and upper, which that form does not have",
+                     "SELECT staircase_sum(x, 1.0, 5e-324) FROM (SELECT 1 AS x);  -- staircase_sum: lower and upper must "
+                     "lie within 2^62 grid steps of 0 (grid 0 for these parameters), but they are 0 and 5e-324")
+BUG_LP = bug("the functions that solve a linear program (optimal_mechanism 'lp', minimax_*) on valid but extreme alpha "
+             "or power loss: Clp aborts the whole process (assertion fabs(obj[i]) < 1.0e25), or the error names no "
+             "argument ('minimax_remap_lp: the linear program was not solved to optimality ...', with the function's "
+             "internal name), or minimax_loss returns NULL",
+             "SELECT * FROM optimal_mechanism(2, 5e-324, 'absolute', 'uniform', 'lp');  -- abort (SIGABRT)\n"
+             "SELECT * FROM optimal_mechanism(2, 0.5, 'power:1e308', 'uniform', 'lp');  -- abort (SIGABRT)\n"
+             "SELECT minimax_loss(4, 5e-324, 'absolute', 1, 3);  -- minimax_loss: minimax_remap_lp: the linear program "
+             "was not solved to optimality (...)\n"
+             "SELECT typeof(minimax_loss(4, 0.5, 'power:1e308', 1, 3));  -- null (working tree) / the LP error (HEAD)")
+BUG_PMF = bug("staircase_pmf: the row counter overflows when hi is near the largest INTEGER: the rows wrap around "
+              "to -9223372036854775808 and never end",
+              "SELECT count(*) FROM (SELECT * FROM staircase_pmf(1, 1, 9223372036854775806, 9223372036854775807) "
+              "LIMIT 5);  -- 5, not 2 (and without LIMIT the query never ends)")
+
+
+def bug_for(fn, arg, v, lp=False):
+    """The bug a probe hits, and the expected-correct outcome (None: keep the
+    computed one, reduced to "an error naming the argument")."""
+    name = MESSAGE_NAME.get((fn, arg), arg)
+    if v.label.endswith("NUL byte") and not v.py.startswith("["):
+        valid = v.py.split("\0")[0]
+        if fn == "dp_ledger_attach" and arg == "path":
+            return None, None
+        return None, {"error_like": {"names": [name], "forbid": ["'" + re.escape(valid) + "'?$"]}}
+    if v.label.startswith("61 bytes of UTF-8") and (arg in ("loss", "prior") or
+                                                     (arg == "cost" and fn != "dp_ledger_attach")):
+        return None, None
+    if fn == "dp_ledger_attach" and arg in ("path", "durability") and v.label in (
+            "10 MB text", "a 10 kB name in a missing directory"):
+        return None, {"error_like": {"names": ["ledger" if arg == "path" else arg]}}
+    if fn == "release_levels" and arg == "alphas" and v.label in ("JSON: no levels", "JSON: 17 levels",
+                                                                   "JSON: 18 levels", "JSON: 10 MB array"):
+        return BUG_LEVELS, None
+    if fn == "noise_cost" and arg == "eps" and v.label in ("1e-20", "least positive REAL", "1e308", "max INTEGER"):
+        return BUG_NAN, {"error_like": {"names": ["eps"]}, "or_ok": True}
+    if fn in ("staircase_sum", "laplace_sum") and arg == "delta" and v.label == "least positive REAL":
+        return BUG_TINY_DELTA, {"error_like": {"names": ["delta"]}, "or_ok": True}
+    if lp and (arg, v.label) in LP_EXTREMES:
+        known = v.label in ("least positive REAL", "'power:1e308'") or (v.label == "1e-20" and fn != "optimal_mechanism")
+        return (BUG_LP if known else None), {"error_like": {"names": [arg]}, "or_ok": True}
+    return None, None
+
+
+# Arguments that take text: they get the 10 MB text probe (the others once per function).
+TEXT_ARGS = {"cost", "mechanism", "loss", "prior", "alphas", "matrix", "path", "durability", "method"}
+
+# The functions that solve a linear program (Clp) may refuse extreme but valid
+# inputs, if they say which argument is at fault; they must not crash or
+# return NULL.
+LP_EXTREMES = {("alpha", "1e-20"), ("alpha", "least positive REAL"), ("alpha", "largest REAL below 1"),
+               ("loss", "'power:1e308'")}
+
+
+def is_lp(fn, sig, call):
+    return fn.name.startswith("minimax_") or (fn.name == "optimal_mechanism" and "method" in sig and
+                                                call["method"].py == "lp")
+
+
+# ---------------------------------------------------------------------------
+# Case generation.
+
+TABLE_SETUP = ["CREATE TABLE t(x)", "INSERT INTO t VALUES (1), (2), (3)", "CREATE TABLE e(x)"]
+
+
+def render_call(fn, sig, values, form="call"):
+    """The SQL of one call. values: param -> SQL text."""
+    args = ", ".join(values[p] for p in sig)
+    if fn.kind == "scalar":
+        return "SELECT %s(%s)" % (fn.name, args)
+    if fn.kind == "aggregate":
+        return "SELECT %s(%s) FROM %s" % (fn.name, args, "e" if form == "empty" else "t")
+    if form == "hidden":
+        where = " AND ".join("%s = %s" % (p, values[p]) for p in sig)
+        return "SELECT * FROM %s WHERE %s LIMIT 3" % (fn.name, where)
+    return "SELECT * FROM %s(%s) LIMIT 3" % (fn.name, args)
+
+
+def default_values(fn, sig):
+    vals = {p: V("default", d, "?") for (p, d, _) in fn.params if p in sig}
+    return vals
+
+
+def parse_default(sql):
+    """A V for a default SQL literal."""
+    if sql.startswith("'"):
+        return V("default", sql, "text", sql[1:-1].replace("''", "'"))
+    if sql == "x":
+        return V("default", "x", "int", 1)
+    if re.fullmatch(r"-?\d+", sql):
+        return V("default", sql, "int", int(sql))
+    return V("default", sql, "real", float(sql))
+
+
+def expected_for(fn, sig, call, checks):
+    for arg, check in checks:
+        if arg not in call:
+            continue
+        m = check(call[arg], call)
+        if m:
+            return m
+    return None
+
+
+def cases_for(fn):
+    out = []
+    # Defaults, as V.
+    defaults = {p: parse_default(d) for (p, d, _) in fn.params}
+    if fn.name == "optimal_mechanism":
+        defaults["method"] = parse_default("'lp'")
+    seen_ids = set()
+
+    def add(case):
+        base = case["id"]
+        i = 2
+        while case["id"] in seen_ids:
+            case["id"] = "%s#%d" % (base, i)
+            i += 1
+        seen_ids.add(case["id"])
+        case.setdefault("function", fn.name)
+        if fn.isolated:
+            case["isolated"] = True
+        out.append(case)
+
+    def expectation(fn_name, msg):
+        if msg is None:
+            return {"ok": True}
+        if isinstance(msg, dict):
+            return msg
+        if msg == "ok":
+            return {"ok": True}
+        return {"error": "%s: %s" % (fn_name, msg)}
+
+    forms = {"scalar": ["call"], "aggregate": ["rows"] + (["empty"] if fn.empty else []),
+             "table": ["call", "hidden"] if fn.params else ["call"]}[fn.kind]
+
+    for sig in fn.signatures:
+        checks = fn.checks(sig)
+        sig_label = "%s(%s)" % (fn.name, ", ".join(sig))
+        # A valid call.
+        for form in forms if fn.valid else []:
+            vals = {p: defaults[p].sql for p in sig}
+            add({"id": "%s/valid/%s" % (sig_label, form), "signature": sig_label, "argument": None,
+                 "bad": "valid defaults", "form": form, "sql": render_call(fn, sig, vals, form),
+                 "expect": {"ok": True}})
+        for arg in sig:
+            probes = [] if arg in fn.skip_standard else list(PROBES)
+            if len(sig) > 5 and arg != sig[-1]:
+                # The long forms (16 levels): every middle argument gets the
+                # type probes and two out-of-range values; the last one all.
+                probes = [v for v in probes if v.label in ("NULL", "text", "blob", "+inf", "1.0 (REAL)", "0 (INTEGER)")]
+            if arg == "x" and fn.name in ("private_count", "private_count_levels_of"):
+                probes = [NULL, V("10 MB text", TEN_MB, "text", "0" * 10000000), PROBES[4]]
+            probes += fn.probes.get(arg, [])
+            if arg not in TEXT_ARGS and arg != sig[0]:
+                probes = [v for v in probes if v.sql != TEN_MB]  # a wrong type like 'abc'; once per function
+            for v in probes:
+                call = dict(defaults)
+                call = {p: call[p] for p in sig}
+                call[arg] = v
+                b, fixed = bug_for(fn.name, arg, v, lp=is_lp(fn, sig, call))
+                if v.expect is not None:
+                    exp = expectation(fn.name, v.expect)
+                    if "error_like" in exp:
+                        exp["error_like"].setdefault("names", [MESSAGE_NAME.get((fn.name, arg), arg)])
+                else:
+                    msg = expected_for(fn, sig, call, checks)
+                    exp = expectation(fn.name, msg)
+                if fixed is not None:
+                    exp = fixed
+                elif b and "error" in exp:
+                    exp = {"error_like": {"names": [MESSAGE_NAME.get((fn.name, arg), arg)]}}
+                elif b and exp.get("ok"):
+                    exp = {"error_like": {"names": [MESSAGE_NAME.get((fn.name, arg), arg)]}}
+                heavy = any(w in v.label for w in ("10 MB", "1001", "1002", "(the cap)"))
+                for form in forms[:1] if heavy else forms:
+                    if form == "empty" and arg == "x":
+                        continue  # x is not evaluated when there are no rows
+                    vals = {p: call[p].sql for p in sig}
+                    sql = render_call(fn, sig, vals, form)
+                    case = {"id": "%s/%s/%s/%s" % (sig_label, arg, v.label, form), "signature": sig_label,
+                            "argument": arg, "bad": v.label, "value_sql": v.sql, "form": form, "sql": sql,
+                            "expect": json.loads(json.dumps(exp))}
+                    if v.note:
+                        case["note"] = v.note
+                    if b:
+                        case["bug"] = b
+                    add(case)
+        # Parameters that change between rows (aggregates).
+        if fn.kind == "aggregate":
+            for arg in (sig if len(sig) <= 5 else sig[-1:]):
+                if arg == "x":
+                    continue
+                first = defaults[arg]
+                others = [V("NULL", "NULL", "null"), V("text", "'abc'", "text", "abc")]
+                if first.kind == "text":
+                    others.insert(0, V("'l2'", "'l2'", "text", "l2"))
+                else:
+                    other = 1.0 if first.num == 0 else first.num * 0.5 if first.num < 1 else first.num * 2
+                    others.insert(0, V("another valid value", repr(other), "real", other))
+                    others.append(V("an invalid value", "1e999", "real", math.inf))
+                for o in others:
+                    vals = {p: defaults[p].sql for p in sig}
+                    vals[arg] = "CASE WHEN x = 1 THEN %s ELSE %s END" % (first.sql, o.sql)
+                    if fn.name == "private_count_levels" or fn.name == "private_count_levels_of":
+                        pass
+                    name = MESSAGE_NAME.get((fn.name, arg), arg)
+                    if arg == "cost":
+                        was = "'" + first.py + "'"
+                    else:
+                        was = fmt(first.num)
+                    msg = "%s must be the same in every row of a group, but changed from %s to %s" % (name, was, o.desc)
+                    add({"id": "%s/%s/changes to %s" % (sig_label, arg, o.label), "signature": sig_label,
+                         "argument": arg, "bad": "changes between rows: %s, then %s" % (first.sql, o.label),
+                         "form": "rows", "sql": render_call(fn, sig, vals, "rows"),
+                         "expect": {"error": "%s: %s" % (fn.name, msg)}})
+    return out
+
+
+def arity_cases(fn):
+    """Wrong argument counts."""
+    out = []
+    registered = set(fn.arities)
+    if fn.kind == "table":
+        nparams = len(fn.params)
+        vals = [d for (_, d, _) in fn.params]
+        sigtext = ", ".join(p if i < fn.required else "[%s]" % p for i, (p, _, _) in enumerate(fn.params))
+        for k in range(fn.required):
+            sql = "SELECT * FROM %s(%s) LIMIT 3" % (fn.name, ", ".join(vals[:k]))
+            out.append({"id": "%s/arity/%d arguments" % (fn.name, k), "argument": fn.params[k][0],
+                        "bad": "missing (%d of %d arguments)" % (k, nparams), "form": "call", "sql": sql,
+                        "expect": {"error": "%s: argument %s is missing (call it as %s(%s))"
+                                            % (fn.name, fn.params[k][0], fn.name, sigtext)}})
+            if k > 0 or nparams > 0:
+                where = " AND ".join("%s = %s" % (p, d) for (p, d, _) in fn.params[:fn.required] if p != fn.params[k][0])
+                sql = "SELECT * FROM %s%s LIMIT 3" % (fn.name, " WHERE " + where if where else "")
+                out.append({"id": "%s/arity/hidden without %s" % (fn.name, fn.params[k][0]),
+                            "argument": fn.params[k][0], "bad": "missing (hidden columns)", "form": "hidden",
+                            "sql": sql, "expect": {"error": "%s: argument %s is missing (call it as %s(%s))"
+                                                            % (fn.name, fn.params[k][0], fn.name, sigtext)}})
+                where = " AND ".join("%s %s %s" % (p, "=" if p != fn.params[k][0] else ">", d)
+                                     for (p, d, _) in fn.params[:fn.required])
+                out.append({"id": "%s/arity/hidden %s > value" % (fn.name, fn.params[k][0]),
+                            "argument": fn.params[k][0], "bad": "only a range constraint (hidden columns)",
+                            "form": "hidden", "sql": "SELECT * FROM %s WHERE %s LIMIT 3" % (fn.name, where),
+                            "expect": {"error": "%s: argument %s is missing (call it as %s(%s))"
+                                                % (fn.name, fn.params[k][0], fn.name, sigtext)}})
+        sql = "SELECT * FROM %s(%s) LIMIT 3" % (fn.name, ", ".join(vals + ["1"]))
+        out.append({"id": "%s/arity/%d arguments" % (fn.name, nparams + 1), "argument": None,
+                    "bad": "too many (%d arguments)" % (nparams + 1), "form": "call", "sql": sql,
+                    "expect": {"error": "too many arguments on %s() - max %d" % (fn.name, nparams)},
+                    "source": "sqlite"})
+        return out
+    lo, hi = min(registered), max(registered)
+    for k in sorted({lo - 1, hi + 1} | {k for k in range(lo, hi) if k not in registered}):
+        if k < 0:
+            continue
+        if fn.name == "private_count_levels":
+            args = ["0.%02d" % (i + 1) for i in range(k)]
+        elif fn.name == "private_count_levels_of":
+            args = (["x"] + ["0.%02d" % (i + 1) for i in range(k - 1)]) if k else []
+        else:
+            defaults = [d for (_, d, _) in fn.params] + ["1"] * 20
+            args = defaults[:k]
+        call = "%s(%s)" % (fn.name, ", ".join(args))
+        sql = "SELECT %s%s" % (call, " FROM t" if fn.kind == "aggregate" else "")
+        out.append({"id": "%s/arity/%d arguments" % (fn.name, k), "argument": None,
+                    "bad": "wrong number of arguments (%d)" % k, "form": "call", "sql": sql,
+                    "expect": {"error": "wrong number of arguments to function %s()" % fn.name}, "source": "sqlite"})
+    return out
+
+
+def special_cases():
+    """Cases that are not one probe of one argument."""
+    c = []
+
+    def add(fn, cid, arg, bad, sql, expect, form="call", **kw):
+        d = {"id": "%s/%s" % (fn, cid), "function": fn, "argument": arg, "bad": bad, "form": form, "sql": sql,
+             "expect": expect}
+        d.update({k: v for k, v in kw.items() if v is not None})
+        c.append(d)
+
+    e = lambda fn, m: {"error": "%s: %s" % (fn, m)}
+    nr = ("the query matched no rows, so its parameters must be read from the SQL text, but ")
+    adv = "; aggregate over a one-row table with LEFT JOIN instead (see the reference)"
+    for fn, call in (("private_count", "private_count(x + 0.5)"), ("staircase_sum", "staircase_sum(x, x, 0, 10)"),
+                     ("laplace_sum", "laplace_sum(x, 1.0, x)"),
+                     ("private_count_levels", "private_count_levels(0.2, x + 0.5)"),
+                     ("private_count_levels_of", "private_count_levels_of(x, 0.2, x + 0.5)")):
+        arg = {"private_count": "alpha", "staircase_sum": "eps", "laplace_sum": "delta"}.get(fn, "alpha_2")
+        shown = {"private_count": "(x + 0.5)", "staircase_sum": "(x), (0), (10)", "laplace_sum": "(1.0), (x)",
+                 "private_count_levels": "(0.2), (x + 0.5)", "private_count_levels_of": "(0.2), (x + 0.5)"}[fn]
+        add(fn, "empty/not constant", arg, "no rows, a parameter that is not constant", "SELECT %s FROM e" % call,
+            e(fn, nr + "they are not constant expressions (" + shown + ")" + adv), form="empty")
+    for fn, a, b in (("private_count", "private_count(0.5)", "private_count(0.25)"),
+                     ("staircase_sum", "staircase_sum(x, 1.0, 10)", "staircase_sum(x, 2.0, 10)"),
+                     ("private_count_levels", "private_count_levels(0.2, 0.5)", "private_count_levels(0.2, 0.6)")):
+        add(fn, "empty/two calls", None, "no rows, two calls with different parameters",
+            "SELECT %s, %s FROM e" % (a, b),
+            e(fn, nr + "the running statements, views and triggers call it with different parameters" + adv),
+            form="empty")
+    for fn, call in (("private_count", "private_count(0.5)"), ("staircase_sum", "staircase_sum(x, 1.0, 10)"),
+                     ("private_count_levels", "private_count_levels(0.2, 0.5)")):
+        add(fn, "window", None, "used as a window function", "SELECT %s OVER () FROM t" % call,
+            {"error": "%s() may not be used as a window function" % fn}, source="sqlite")
+    for fn, call, arg in (("private_count", "private_count(CASE WHEN x = 2 THEN NULL ELSE 0.5 END)", "alpha"),
+                          ("staircase_sum", "staircase_sum(x, CASE WHEN x = 2 THEN NULL ELSE 1.0 END, 10)", "eps"),
+                          ("private_count_levels", "private_count_levels(CASE WHEN x = 2 THEN NULL ELSE 0.2 END, 0.5)",
+                           "alpha_1")):
+        add(fn, "group by", arg, "GROUP BY x, a NULL parameter in the group x = 2",
+            "SELECT x, %s FROM t GROUP BY x" % call, e(fn, "%s must be a number, but is NULL" % arg))
+    # Table-valued functions: arguments that change between rows of a join.
+    add("geometric_matrix", "join/n from a column", "n", "n from the rows of t, all valid",
+        "SELECT count(*) FROM t, geometric_matrix(t.x, 0.5)", {"rows": [[29]]})
+    add("geometric_matrix", "join/n turns negative", "n", "n from the rows of t, the last one -1",
+        "SELECT count(*) FROM t, geometric_matrix(2 - t.x, 0.5)",
+        e("geometric_matrix", "n must be an integer in [0, 5000], but is -1"))
+    add("optimal_remap", "join/prior from a column", "prior", "prior changes between rows, one bad",
+        "SELECT count(*) FROM t, optimal_remap(2, 0.5, 'absolute', CASE t.x WHEN 3 THEN '[1]' ELSE 'uniform' END)",
+        e("optimal_remap", "prior must have n+1 = 3 entries, but has 1"))
+    # staircase_pmf: rows near the ends of INTEGER.
+    add("staircase_pmf", "rows/hi = max INTEGER", "hi", "lo and hi at the top of INTEGER",
+        "SELECT count(*) FROM (SELECT * FROM staircase_pmf(1, 1, 9223372036854775806, 9223372036854775807) LIMIT 5)",
+        {"rows": [[2]]}, bug=BUG_PMF)
+    add("staircase_pmf", "rows/lo = min INTEGER", "lo", "lo and hi at the bottom of INTEGER",
+        "SELECT count(*) FROM (SELECT * FROM staircase_pmf(1, 1, -9223372036854775808, -9223372036854775807) LIMIT 5)",
+        {"rows": [[2]]})
+    add("staircase_pmf", "rows/delta = max INTEGER", "delta", "the largest sensitivity",
+        "SELECT count(*) FROM staircase_pmf(1.0, 9223372036854775807, -3, 3, 'l2')", {"rows": [[7]]})
+    # Sums: bounds far from 0, huge INTEGER bounds.
+    add("staircase_sum", "bounds/far from 0", "lower", "bounds far from 0 for their width",
+        "SELECT staircase_sum(x, 1.0, 1e18, 1.000000000000004096e18) FROM t",
+        e("staircase_sum", "lower and upper must lie within 2^62 grid steps of 0 (grid 0.001953125 for these "
+                           "parameters), but they are 1e+18 and 1000000000000004096"))
+    add("dp_sum_grid", "bounds/far from 0", "lower", "bounds far from 0 for their width",
+        "SELECT dp_sum_grid(1.0, 1e18, 1.000000000000004096e18)",
+        e("dp_sum_grid", "lower and upper must lie within 2^62 grid steps of 0 (grid 0.001953125 for these "
+                         "parameters), but they are 1e+18 and 1000000000000004096"))
+    add("staircase_sum", "bounds/whole INTEGER range", "lower", "lower and upper the extreme INTEGERs",
+        "SELECT staircase_sum(x, 1.0, -9223372036854775808, 9223372036854775807) FROM t", {"ok": True})
+    add("staircase_sum", "bounds/both infinite width", "upper", "upper - lower overflows",
+        "SELECT staircase_sum(x, 1.0, -1e308, 1e308) FROM t",
+        e("staircase_sum", "upper - lower must be finite, but is inf"))
+    # Sums: x values.
+    add("staircase_sum", "x/huge values clamped", "x", "x = +-inf and the extreme INTEGERs",
+        "SELECT staircase_sum(v, 1.0, 0, 10) FROM (SELECT 1e999 AS v UNION ALL SELECT -1e999 UNION ALL "
+        "SELECT 9223372036854775807 UNION ALL SELECT -9223372036854775808)", {"ok": True})
+    add("staircase_sum", "x/text in the last row", "x", "a text x after two numbers",
+        "SELECT staircase_sum(CASE WHEN x = 3 THEN 'a' ELSE x END, 1.0, 0, 10) FROM t",
+        e("staircase_sum", "x must be a number, but is text 'a'"))
+    # release_levels: charged draws are fresh; value beyond n is clamped.
+    add("release_levels", "value/clamped", "value", "value far above n",
+        "SELECT max(released) <= 100 FROM release_levels(9223372036854775807, 100, '[0.2, 0.5]')", {"rows": [[1]]})
+    # Ledger: state.
+    L = "'{tmp}/state.ledger'"
+    add("dp_ledger_attach", "state/another total", "total_epsilon", "attached with 1, then asked for 2",
+        "SELECT dp_ledger_attach(%s, 2.0)" % L,
+        e("dp_ledger_attach", "a ledger is already attached ('{tmp}/state.ledger'); it cannot be detached or "
+                              "replaced on this connection"), isolated=True, setup=["SELECT dp_ledger_attach(%s, 1.0)" % L])
+    add("dp_ledger_attach", "state/same again", "path", "attached, then the same call again",
+        "SELECT dp_ledger_attach(%s, 1.0)" % L, {"ok": True}, isolated=True,
+        setup=["SELECT dp_ledger_attach(%s, 1.0)" % L])
+    add("dp_ledger_attach", "state/recorded total", "total_epsilon", "an existing ledger opened with another total",
+        "SELECT dp_ledger_attach(%s, 3.0)" % L,
+        e("dp_ledger_attach", "the ledger '{tmp}/state.ledger' records total_epsilon 1, but 3 was asked for"),
+        isolated=True, setup_other_connection=["SELECT dp_ledger_attach(%s, 1.0)" % L])
+    add("dp_ledger_attach", "state/seeded", "path", "attaching on a seeded connection",
+        "SELECT dp_ledger_attach(%s, 1.0)" % L.replace("state", "seeded"),
+        e("dp_ledger_attach", "the connection's noise is seeded (dp_seed); call dp_seed(NULL) before attaching a ledger"),
+        isolated=True, setup=["SELECT dp_seed(1)"])
+    add("dp_seed", "state/ledger attached", "n", "seeding with a ledger attached", "SELECT dp_seed(1)",
+        e("dp_seed", "refused: a privacy ledger is attached, and a known seed makes the noise predictable"),
+        isolated=True, setup=["SELECT dp_ledger_attach(%s, 1.0)" % L])
+    add("dp_budget_spent", "state/ledger attached", None, "with a ledger", "SELECT dp_budget_spent()", {"ok": True},
+        isolated=True, setup=["SELECT dp_ledger_attach(%s, 1.0)" % L])
+    add("dp_budget_remaining", "state/ledger attached", None, "with a ledger", "SELECT dp_budget_remaining()",
+        {"ok": True}, isolated=True, setup=["SELECT dp_ledger_attach(%s, 1.0)" % L])
+    add("dp_ledger_entries", "state/ledger attached", None, "with a ledger", "SELECT * FROM dp_ledger_entries",
+        {"ok": True}, isolated=True, setup=["SELECT dp_ledger_attach(%s, 1.0)" % L])
+    add("private_count", "state/budget exhausted", "alpha", "a release that does not fit the budget",
+        "SELECT private_count(1e-300) FROM t",
+        e("private_count", "privacy budget exhausted: 0 of 1 spent, and this release costs 690.7755278982138"),
+        isolated=True, setup=["SELECT dp_ledger_attach(%s, 1.0)" % L.replace("state", "exhausted")])
+    for fn in ("dp_budget_spent", "dp_budget_remaining"):
+        add(fn, "no ledger", None, "no ledger attached", "SELECT %s()" % fn,
+            e(fn, "no privacy ledger is attached to this connection (see dp_ledger_attach)"))
+    add("dp_ledger_entries", "no ledger", None, "no ledger attached", "SELECT * FROM dp_ledger_entries",
+        e("dp_ledger_entries", "no privacy ledger is attached to this connection (see dp_ledger_attach)"))
+    for x in ("1e-20", "5e-324", "1e308", "9223372036854775807"):
+        nan = {"error_like": {"names": ["eps"]}, "or_ok": True}
+        add("staircase_gamma", "eps %s with l2" % x, "eps", "eps = %s with cost 'l2'" % x,
+            "SELECT staircase_gamma(%s, 'l2')" % x, nan, bug=BUG_NAN if x in ("1e-20", "5e-324") else None)
+        for mech in ("staircase", "laplace"):
+            add("noise_cost", "eps %s with %s l2" % (x, mech), "eps", "eps = %s, %s, 'l2'" % (x, mech),
+                "SELECT noise_cost('%s', %s, 1.0, 'l2')" % (mech, x), nan,
+                bug=BUG_NAN if mech == "staircase" else None)
+    # The O(n^3) losses: n at most 400.
+    for fn, pre in (("optimal_remap", "SELECT * FROM optimal_remap(%s) LIMIT 3"), ("optimal_loss", "SELECT optimal_loss(%s)"),
+                    ("remap_count", "SELECT remap_count(0, %s)"),
+                    ("optimal_mechanism", "SELECT * FROM optimal_mechanism(%s) LIMIT 3")):
+        for loss, what in (("'power:2'", "a power loss"), ("'[[0]]'", "a JSON loss matrix")):
+            add(fn, "n 401 with %s" % what, "n", "n = 401 with %s" % what, pre % ("401, 0.5, %s, 'uniform'" % loss),
+                e(fn, "n must be at most 400 with %s (the remap is O(n^3)), but is 401" % what))
+    add("optimal_loss", "n 400 with a power loss", "n", "n = 400 (the cap) with a power loss",
+        "SELECT optimal_loss(400, 0.5, 'power:1.5', 'uniform')", {"ok": True})
+    add("dp_rng", "valid", None, "valid", "SELECT dp_rng()", {"ok": True})
+    add("dp_version", "valid", None, "valid", "SELECT dp_version()", {"ok": True})
+    return c
+
+
+def build():
+    cases = []
+    for fn in FUNCTIONS:
+        cs = cases_for(fn) + arity_cases(fn)
+        for cse in cs:
+            cse.setdefault("function", fn.name)
+            if fn.isolated:
+                cse["isolated"] = True
+        cases += cs
+    cases += special_cases()
+    for c in cases:
+        e = c["expect"]
+        if (e.get("ok") or e.get("or_ok")) and c["function"] != "dp_ledger_entries":
+            e["not_null"] = True  # no optdp function returns NULL for a valid call
+    ids = [c["id"] for c in cases]
+    dup = {i for i in ids if ids.count(i) > 1}
+    if dup:
+        raise SystemExit("duplicate case ids: %s" % sorted(dup)[:5])
+    functions = []
+    for fn in FUNCTIONS:
+        functions.append({"name": fn.name, "kind": fn.kind, "arities": fn.arities,
+                          "arguments": [{"name": p, "default": d, "domain": dom} for (p, d, dom) in fn.params],
+                          "notes": fn.notes})
+    return {
+        "comment": "Generated by sql/catalogue.py; do not edit. See there for the format.",
+        "setup": TABLE_SETUP,
+        "max_message": MAX_MESSAGE,
+        "functions": functions,
+        "bugs": BUGS,
+        "cases": cases,
+    }
+
+
+# ---------------------------------------------------------------------------
+# Markdown.
+
+
+def md_escape(s):
+    s = s.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    if len(s) > 300:
+        s = s[:300] + " …"
+    return s
+
+
+def describe_expect(c):
+    e = c["expect"]
+    if "error" in e:
+        return "`%s`" % md_escape(e["error"]).replace("`", "'")
+    if "error_like" in e:
+        p = e["error_like"]
+        s = "an error naming " + ", ".join("`%s`" % n for n in p.get("names", []))
+        if p.get("contains"):
+            s += ", containing " + ", ".join("`%s`" % md_escape(x) for x in p["contains"])
+        if p.get("forbid"):
+            s += ", not matching " + ", ".join("`%s`" % md_escape(x) for x in p["forbid"])
+        if e.get("or_ok"):
+            s += ", or a value (not NULL)"
+        return s
+    if "rows" in e:
+        return "rows `%s`" % json.dumps(e["rows"])
+    return "a value (no error)" + (", not NULL" if e.get("not_null") else "")
+
+
+def build_md(cat):
+    lines = ["# optdp: the catalogue of arguments and errors", "",
+             "Generated by `sql/catalogue.py` (do not edit); the test `tests/catalogue/` runs every case through the",
+             "sqlite3 shell and Python's sqlite3 (`ctest -L catalogue`). Each row is one bad (or edge) input; the",
+             "*forms* column says how it is tried: `call` (a plain call), `hidden` (a table-valued function's",
+             "hidden argument columns, `WHERE n = ... AND alpha = ...`), `rows` (an aggregate over a 3-row table),",
+             "`empty` (an aggregate over an empty table, parameters read back from the SQL text). Every optdp",
+             "error must start with `<function>: `, name the argument, be valid UTF-8 and at most %d characters."
+             % cat["max_message"], "",
+             "%d cases, %d distinct bad or edge inputs." % (len(cat["cases"]), len(distinct_inputs(cat))), ""]
+    if cat["bugs"]:
+        lines += ["## Known extension bugs (their cases fail until fixed)", ""]
+        for b in cat["bugs"]:
+            lines += ["- %s." % b["description"], "", "  ```sql"] + ["  " + r for r in b["repro"].split("\n")] + \
+                     ["  ```", ""]
+    by_fn = {}
+    for c in cat["cases"]:
+        by_fn.setdefault(c["function"], []).append(c)
+    lines += ["## Functions", ""]
+    lines += [" · ".join("[%s](#%s)" % (f["name"], f["name"]) for f in cat["functions"]), ""]
+    for f in cat["functions"]:
+        lines += ["## %s" % f["name"], "", "%s; argument counts %s." % (f["kind"], ", ".join(map(str, f["arities"]))), ""]
+        if f["notes"]:
+            lines += [f["notes"], ""]
+        if f["arguments"]:
+            lines += ["| argument | valid domain | default in the cases |", "| --- | --- | --- |"]
+            for a in f["arguments"]:
+                lines.append("| `%s` | %s | `%s` |" % (a["name"], md_escape(a["domain"]), md_escape(a["default"])))
+            lines.append("")
+        # Group the cases by (signature, argument, bad, expect).
+        groups = {}
+        order = []
+        for c in by_fn.get(f["name"], []):
+            key = (c.get("signature", ""), c.get("argument") or "", c["bad"], json.dumps(c["expect"], sort_keys=True),
+                   c.get("bug", ""))
+            if key not in groups:
+                groups[key] = []
+                order.append(key)
+            groups[key].append(c)
+        lines += ["| signature | argument | bad value | SQL of the value | forms | expected |", "| --- | --- | --- | --- | --- | --- |"]
+        for key in order:
+            cs = groups[key]
+            c = cs[0]
+            forms = ", ".join(sorted({x["form"] for x in cs}))
+            val = c.get("value_sql") or c["sql"]
+            exp = describe_expect(c)
+            if c.get("bug"):
+                exp += " **(bug: fails now)**"
+            if c.get("note"):
+                exp += " — " + md_escape(c["note"])
+            lines.append("| %s | %s | %s | `%s` | %s | %s |" % (
+                md_escape(c.get("signature", "")), "`%s`" % c["argument"] if c.get("argument") else "",
+                md_escape(c["bad"]), md_escape(val).replace("`", "'"), forms, exp))
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def distinct_inputs(cat):
+    """Distinct (function, signature, argument, value) inputs, counted once over their forms."""
+    return {(c["function"], c.get("signature", ""), c.get("argument") or "", c.get("value_sql") or c["sql"])
+            for c in cat["cases"] if c["bad"] != "valid defaults"}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--check", action="store_true", help="exit 1 if catalogue.json or catalogue.md is stale")
+    args = ap.parse_args()
+    cat = build()
+    js = json.dumps(cat, indent=1, ensure_ascii=False) + "\n"
+    md = build_md(cat)
+    if args.check:
+        stale = [p for p, s in ((JSON_PATH, js), (MD_PATH, md))
+                 if not os.path.exists(p) or open(p, encoding="utf-8").read() != s]
+        if stale:
+            print("stale (run /usr/bin/python3 sql/catalogue.py): " + ", ".join(stale))
+            return 1
+        print("catalogue: %d cases, up to date" % len(cat["cases"]))
+        return 0
+    with open(JSON_PATH, "w", encoding="utf-8") as f:
+        f.write(js)
+    with open(MD_PATH, "w", encoding="utf-8") as f:
+        f.write(md)
+    print("wrote %s and %s: %d cases, %d distinct inputs" % (JSON_PATH, MD_PATH, len(cat["cases"]),
+                                                            len(distinct_inputs(cat))))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
