@@ -188,7 +188,7 @@ std::int64_t Grid::quantize(double x, double lower, double upper) const {
   return std::llrint(x / g);  // exact division by a power of two; ties to even
 }
 
-Grid make_grid(double eps, double lower, double upper) {
+Grid make_grid(double eps, double lower, double upper, const char* width_name) {
   check_positive(eps, "eps");
   if (eps < 0x1p-30)
     throw std::invalid_argument("eps must be at least 2^-30 (9.3e-10) for sums, but is " + format_double(eps));
@@ -199,7 +199,10 @@ Grid make_grid(double eps, double lower, double upper) {
                                 " and upper is " + format_double(upper));
   const double delta = upper - lower;
   if (!std::isfinite(delta))
-    throw std::invalid_argument("upper - lower must be finite, but is " + format_double(delta));
+    throw std::invalid_argument(std::string(width_name) + " must be finite, but is " + format_double(delta));
+  if (delta < 0x1p-960)  // the grid (below delta / 2^20) would leave the normal doubles
+    throw std::invalid_argument(std::string(width_name) + " must be at least 2^-960 (1.1e-289), but is " +
+                                format_double(delta));
   const double c = std::exp(eps / 2) / std::expm1(eps);  // staircase optimal E|noise| / delta
   const double s = delta * std::clamp(std::isfinite(c) ? c : 1.0, 0x1p-20, 1.0);
   int e;

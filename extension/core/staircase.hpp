@@ -97,6 +97,9 @@ struct Grid {
 };
 // Throws std::invalid_argument for eps < 2^-30, bounds that are not finite,
 // lower >= upper, or bounds more than 2^62 grid steps from 0.
-Grid make_grid(double eps, double lower, double upper);
+// width_name names upper - lower in messages ("delta" for the form that
+// takes the sensitivity alone). The width must be at least 2^-960, so that
+// the grid is a normal double.
+Grid make_grid(double eps, double lower, double upper, const char* width_name = "upper - lower");
 
 }  // namespace optdp

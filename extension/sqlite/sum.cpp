@@ -75,7 +75,7 @@ void read_params(SumState& st, Mechanism mech, int argc, sqlite3_value** argv) {
     std::memcpy(st.cost_text, text, static_cast<std::size_t>(n));  // < 64 bytes once parsed
     st.cost_text[n] = 0;
   }
-  st.grid = make_grid(st.eps, st.lower, st.upper);
+  st.grid = make_grid(st.eps, st.lower, st.upper, argc == 3 ? "delta" : "upper - lower");
   (void)mech;
 }
 
