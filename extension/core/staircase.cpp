@@ -53,30 +53,66 @@ CostSpec parse_cost_spec(std::string_view text, bool allow_gamma) {
 
 Cost parse_cost(std::string_view text) { return parse_cost_spec(text, false).cost; }
 
+namespace {
+
+// The optimal gamma in long double. L2 (MATH.md):
+//   gamma* = -b/(1-b) + cbrt(b - 2b^2 + 2b^4 - b^5) / (cbrt(2) (1-b)^2),  b = e^-eps.
+// The cube root's argument is (1-b)^3 b (1+b), so with c = cbrt(b(1+b)/2)
+//   gamma* = (c - b) / (1-b) = b (1+2b) / (2 (c^2 + c b + b^2)),
+// which has no cancellation as eps -> 0 (gamma* -> 1/2) and gives 0 where
+// b underflows (eps > ~11355).
+long double optimal_gamma(long double eps, Cost cost) {
+  if (cost == Cost::L1) return 1 / (1 + std::exp(eps / 2));
+  const long double b = std::exp(-eps);
+  if (b == 0) return 0;
+  const long double c = std::cbrt(b * (1 + b) / 2);
+  return std::clamp(b * (1 + 2 * b) / (2 * (c * c + c * b + b * b)), 0.0L, 1.0L);
+}
+
+// The cost of the continuous staircase (MATH.md), with 1 - b computed as
+// -expm1(-eps) (exact for tiny eps) and the factor b of the outer steps
+// cancelled against the density's normaliser where g = 0.
+long double cost_of(long double eps, long double d, long double g, Cost cost) {
+  const long double b = std::exp(-eps), u = -std::expm1(-eps);  // u = 1 - b
+  const long double S0 = 1 / u, S1 = b / (u * u), S2 = b * (1 + b) / (u * u * u);
+  const long double D = g + (1 - g) * b;  // the density is u / (2 d D) on the central step
+  long double in, out;
+  if (cost == Cost::L1) {
+    in = 2 * g * S1 + g * g * S0;
+    out = 2 * (1 - g) * S1 + (1 - g * g) * S0;
+  } else {
+    in = 3 * g * S2 + 3 * g * g * S1 + g * g * g * S0;
+    out = 3 * (1 - g) * S2 + 3 * (1 - g * g) * S1 + (1 - g * g * g) * S0;
+  }
+  const long double ratio = g == 0 ? out : (in + b * out) / D;  // g = 0: (b out) / b
+  return cost == Cost::L1 ? u * d * ratio / 2 : u * d * d * ratio / 3;
+}
+
+}  // namespace
+
 double staircase_gamma(double eps, Cost cost) {
   check_positive(eps, "eps");
-  if (cost == Cost::L1) return 1.0 / (1.0 + std::exp(eps / 2));
-  const long double b = std::exp(-static_cast<long double>(eps));
-  const long double inner = b - 2 * b * b + 2 * b * b * b * b - b * b * b * b * b;
-  const long double g = -b / (1 - b) + std::cbrt(inner) / (std::cbrt(2.0L) * (1 - b) * (1 - b));
-  return static_cast<double>(std::clamp(g, 0.0L, 1.0L));
+  return static_cast<double>(optimal_gamma(eps, cost));
 }
 
 double staircase_cost(double eps, double delta, double gamma, Cost cost) {
   check_positive(eps, "eps");
   check_positive(delta, "delta");
   if (!(gamma >= 0 && gamma <= 1)) throw std::invalid_argument("gamma must be in [0, 1], but is " + format_double(gamma));
-  const long double b = std::exp(-static_cast<long double>(eps)), g = gamma, d = delta;
-  const long double S0 = 1 / (1 - b), S1 = b / ((1 - b) * (1 - b)), S2 = b * (1 + b) / ((1 - b) * (1 - b) * (1 - b));
-  const long double a = (1 - b) / (2 * d * (g + (1 - g) * b));
-  if (cost == Cost::L1) {
-    const long double in = 2 * g * S1 + g * g * S0;
-    const long double out = 2 * (1 - g) * S1 + (1 - g * g) * S0;
-    return static_cast<double>(a * d * d * (in + b * out));
-  }
-  const long double in = 3 * g * S2 + 3 * g * g * S1 + g * g * g * S0;
-  const long double out = 3 * (1 - g) * S2 + 3 * (1 - g * g) * S1 + (1 - g * g * g) * S0;
-  return static_cast<double>(2 * a * d * d * d / 3 * (in + b * out));
+  return static_cast<double>(cost_of(eps, delta, gamma, cost));
+}
+
+double staircase_optimal_cost(double eps, double delta, Cost cost) {
+  check_positive(eps, "eps");
+  check_positive(delta, "delta");
+  const long double e = eps, d = delta;
+  // L1 has the closed form d e^(eps/2) / (e^eps - 1) = d / (2 sinh(eps/2)):
+  // d/eps for tiny eps, 0 once sinh overflows.
+  if (cost == Cost::L1) return static_cast<double>(d / (2 * std::sinh(e / 2)));
+  // L2: where b = e^-eps underflows, the optimum is below d^2 e^(-2 eps/3),
+  // far below the least double.
+  if (std::exp(-e) == 0) return 0;
+  return static_cast<double>(cost_of(e, d, optimal_gamma(e, cost), cost));
 }
 
 double laplace_cost(double eps, double delta, Cost cost) {

@@ -40,6 +40,9 @@ Cost parse_cost(std::string_view text);
 double staircase_gamma(double eps, Cost cost);
 // Exact expected cost of the continuous staircase (eps, delta, gamma).
 double staircase_cost(double eps, double delta, double gamma, Cost cost);
+// The same at the optimal gamma, for every finite eps > 0 (0 where it is
+// below the least double, inf where above the largest).
+double staircase_optimal_cost(double eps, double delta, Cost cost);
 // Exact expected cost of Laplace noise with scale delta / eps.
 double laplace_cost(double eps, double delta, Cost cost);
 

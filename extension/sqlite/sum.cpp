@@ -200,7 +200,7 @@ void noise_cost_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
     check_positive(delta, "delta");
     const Cost cost = parse_cost(text_arg(argv[3], "cost", "'l1' or 'l2'"));
     sqlite3_result_double(ctx, mech == "laplace" ? laplace_cost(eps, delta, cost)
-                                                 : staircase_cost(eps, delta, staircase_gamma(eps, cost), cost));
+                                                 : staircase_optimal_cost(eps, delta, cost));
   });
 }
 

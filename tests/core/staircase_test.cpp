@@ -30,6 +30,35 @@ TEST(StaircaseAnalytics, ReferenceValuesL2) {
   EXPECT_NEAR(laplace_cost(6, 1, Cost::L2), 0.055556, 5e-7);
 }
 
+// Every finite eps > 0 gives a number: gamma* in [0, 1/2], the optimal cost
+// never NaN, non-increasing in eps, at most Laplace's, equal to the cost at
+// gamma* where both are representable, and with the known limits: gamma* ->
+// 1/2 and cost -> Laplace's as eps -> 0; cost -> 0 as eps -> inf.
+TEST(StaircaseAnalytics, ExtremeEpsilonsGiveNumbers) {
+  const double epss[] = {5e-324, 1e-300, 1e-20, 1e-9, 1e-3, 0.5, 1, 6, 40, 700, 1000, 1490, 5000, 11000, 12000, 1e6, 1e308};
+  for (Cost c : {Cost::L1, Cost::L2}) {
+    double prev = INFINITY;
+    for (double eps : epss) {
+      SCOPED_TRACE(std::to_string(eps) + (c == Cost::L1 ? " l1" : " l2"));
+      const double g = staircase_gamma(eps, c);
+      EXPECT_GE(g, 0.0);
+      EXPECT_LE(g, 0.5);
+      const double best = staircase_optimal_cost(eps, 1, c);
+      EXPECT_FALSE(std::isnan(best));
+      EXPECT_GE(best, 0.0);
+      EXPECT_LE(best, prev);
+      EXPECT_LE(best, laplace_cost(eps, 1, c) * (1 + 1e-12));
+      if (eps >= 1e-9 && eps <= 40) {
+        EXPECT_NEAR(best, staircase_cost(eps, 1, g, c), 1e-12 * best);
+      }
+      prev = best;
+    }
+    EXPECT_NEAR(staircase_gamma(1e-20, c), 0.5, 1e-15);
+    EXPECT_NEAR(staircase_optimal_cost(1e-20, 1, c), laplace_cost(1e-20, 1, c), 1e-9 * laplace_cost(1e-20, 1, c));
+    EXPECT_EQ(staircase_optimal_cost(1e308, 1, c), 0.0);
+  }
+}
+
 TEST(StaircaseAnalytics, GammaStarIsTheMinimumAndCostScalesWithDelta) {
   for (double eps : {0.1, 0.5, 1.0, 3.0, 6.0, 12.0}) {
     for (Cost c : {Cost::L1, Cost::L2}) {
