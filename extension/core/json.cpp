@@ -14,9 +14,10 @@ class Parser {
  public:
   Parser(std::string_view t, const char* name, const char* what) : t_(t), name_(name), what_(what) {}
 
-  [[noreturn]] void fail(const std::string& why) const {
-    throw std::invalid_argument(std::string(name_) + " must be " + what_ + ", but " + why + " at offset " +
-                                std::to_string(i_));
+  [[noreturn]] void fail(const std::string& why) const { throw std::invalid_argument(message(why)); }
+  [[noreturn]] void too_long(const std::string& why) const { throw JsonTooLong(message(why)); }
+  std::string message(const std::string& why) const {
+    return std::string(name_) + " must be " + what_ + ", but " + why + " at offset " + std::to_string(i_);
   }
   void ws() {
     while (i_ < t_.size() && (t_[i_] == ' ' || t_[i_] == '\t' || t_[i_] == '\n' || t_[i_] == '\r')) ++i_;
@@ -73,7 +74,7 @@ class Parser {
       const double v = number();
       if (out.size() == max_len) {
         i_ = at;
-        fail("it has more than " + std::to_string(max_len) + " elements");
+        too_long("it has more than " + std::to_string(max_len) + " elements");
       }
       out.push_back(v);
     } while (eat(','));
@@ -104,7 +105,7 @@ std::vector<std::vector<double>> parse_json_matrix(std::string_view text, const 
   p.expect('[');
   if (!p.eat(']')) {
     do {
-      if (m.size() == max_rows) p.fail("it has more than " + std::to_string(max_rows) + " rows");
+      if (m.size() == max_rows) p.too_long("it has more than " + std::to_string(max_rows) + " rows");
       m.push_back(p.array(max_cols));
     } while (p.eat(','));
     p.expect(']');

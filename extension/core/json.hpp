@@ -5,10 +5,17 @@
 #pragma once
 
 #include <cstddef>
+#include <stdexcept>
 #include <string_view>
 #include <vector>
 
 namespace optdp {
+
+// Thrown (a std::invalid_argument) when an array has more than max_len
+// elements (or a matrix more than max_rows rows or max_cols columns).
+struct JsonTooLong : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
 
 // Throws std::invalid_argument "<name> must be a JSON array of numbers ..., but <what went wrong>".
 std::vector<double> parse_json_array(std::string_view text, const char* name, std::size_t max_len);

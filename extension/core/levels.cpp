@@ -35,7 +35,7 @@ __float128 c0(__float128 a, __float128 b) { return (1 - b) * (1 - b) * a / ((1 -
 
 void check_levels(const std::vector<double>& alphas) {
   if (alphas.empty() || alphas.size() > static_cast<std::size_t>(kMaxLevels))
-    throw std::invalid_argument("there must be 1 to " + std::to_string(kMaxLevels) + " levels, but there are " +
+    throw std::invalid_argument("alphas must hold 1 to " + std::to_string(kMaxLevels) + " levels, but it has " +
                                 std::to_string(alphas.size()));
   for (std::size_t i = 0; i < alphas.size(); ++i) {
     const std::string name = "alpha_" + std::to_string(i + 1);
@@ -47,7 +47,16 @@ void check_levels(const std::vector<double>& alphas) {
 }
 
 std::vector<double> parse_levels(std::string_view json) {
-  auto a = parse_json_array(json, "alphas", kMaxLevels + 1);
+  std::vector<double> a;
+  try {
+    a = parse_json_array(json, "alphas", kMaxLevels + 1);
+  } catch (const JsonTooLong&) {
+    throw std::invalid_argument("alphas must hold 1 to " + std::to_string(kMaxLevels) +
+                                " levels, but it has more than " + std::to_string(kMaxLevels));
+  }
+  if (a.empty() || a.size() > static_cast<std::size_t>(kMaxLevels))
+    throw std::invalid_argument("alphas must hold 1 to " + std::to_string(kMaxLevels) + " levels, but it has " +
+                                std::to_string(a.size()));
   check_levels(a);
   return a;
 }
