@@ -908,15 +908,6 @@ def bug(description, repro):
     return description
 
 
-BUG_LP = bug("the functions that solve a linear program (optimal_mechanism 'lp', minimax_*) on valid but extreme alpha "
-             "or power loss: Clp aborts the whole process (assertion fabs(obj[i]) < 1.0e25), or the error names no "
-             "argument ('minimax_remap_lp: the linear program was not solved to optimality ...', with the function's "
-             "internal name), or minimax_loss returns NULL",
-             "SELECT * FROM optimal_mechanism(2, 5e-324, 'absolute', 'uniform', 'lp');  -- abort (SIGABRT)\n"
-             "SELECT * FROM optimal_mechanism(2, 0.5, 'power:1e308', 'uniform', 'lp');  -- abort (SIGABRT)\n"
-             "SELECT minimax_loss(4, 5e-324, 'absolute', 1, 3);  -- minimax_loss: minimax_remap_lp: the linear program "
-             "was not solved to optimality (...)\n"
-             "SELECT typeof(minimax_loss(4, 0.5, 'power:1e308', 1, 3));  -- null (working tree) / the LP error (HEAD)")
 
 
 def bug_for(fn, arg, v, lp=False):
@@ -937,8 +928,13 @@ def bug_for(fn, arg, v, lp=False):
     if fn == "noise_cost" and arg == "eps" and v.label in ("1e-20", "least positive REAL", "1e308", "max INTEGER"):
         return None, {"ok": True, "not_null": True}
     if lp and (arg, v.label) in LP_EXTREMES:
-        known = v.label in ("least positive REAL", "'power:1e308'") or (v.label == "1e-20" and fn != "optimal_mechanism")
-        return (BUG_LP if known else None), {"error_like": {"names": [arg]}, "or_ok": True}
+        if arg == "alpha" and v.num < 0.01:
+            return None, {"error": "%s: alpha must be at least 0.01 for the functions that solve a linear program, "
+                                   "but is %s" % (fn, fmt(v.num))}
+        if arg == "loss":
+            return None, {"error": "%s: loss must have its positive entries within a factor 1e+05 of each other for "
+                                   "the functions that solve a linear program, but they range from 1 to inf" % fn}
+        return None, {"ok": True, "not_null": True}
     return None, None
 
 

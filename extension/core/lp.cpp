@@ -89,6 +89,7 @@ class Lp {
       model.setPrimalTolerance(a.tolerance);
       model.setDualTolerance(a.tolerance);
       model.scaling(a.scaling ? 3 : 0);  // 3: Clp's automatic scaling
+      model.setMaximumIterations(kMaxLpIterations);
       model.dual();
       if (!model.isProvenOptimal()) {
         // Infeasible or unbounded cannot happen for these LPs (the geometric
@@ -214,6 +215,25 @@ void check_side_information(std::int64_t n, std::int64_t lo, std::int64_t hi) {
 void check_n_alpha(std::int64_t n, double alpha) {
   check_n(n, kMaxLpN);
   check_alpha(alpha);
+  if (alpha < kMinLpAlpha)
+    throw std::invalid_argument("alpha must be at least " + format_double(kMinLpAlpha) +
+                                " for the functions that solve a linear program, but is " + format_double(alpha));
+}
+
+// The loss entries over {0..n}^2 within a factor kMaxLpLossRange.
+void check_lp_loss_range(const Loss& loss) {
+  double largest = 0, smallest = INFINITY;
+  for (std::int64_t i = 0; i <= loss.n(); ++i)
+    for (std::int64_t r = 0; r <= loss.n(); ++r) {
+      const double v = loss(i, r);
+      largest = std::max(largest, v);
+      if (v > 0) smallest = std::min(smallest, v);
+    }
+  if (largest > 0 && !(largest <= kMaxLpLossRange * smallest))
+    throw std::invalid_argument("loss must have its positive entries within a factor " +
+                                format_double(kMaxLpLossRange) +
+                                " of each other for the functions that solve a linear program, but they range from " +
+                                format_double(smallest) + " to " + format_double(largest));
 }
 
 // The LPs are normalised by the value of a feasible point, the geometric
@@ -295,6 +315,7 @@ Matrix to_matrix(const std::vector<double>& sol, std::int64_t n, RowOf row_of) {
 LpResult optimal_mechanism_lp(std::int64_t n, double alpha, const Loss& loss, const std::vector<double>& prior) {
   check_n_alpha(n, alpha);
   check_loss(loss, n);
+  check_lp_loss_range(loss);
   check_prior(prior, n);
   const long double scale = face_value_bayes(GeometricMechanism(n, alpha), loss, prior);
   const int N = static_cast<int>(n + 1);
@@ -312,6 +333,7 @@ LpResult optimal_mechanism_lp(std::int64_t n, double alpha, const Loss& loss, co
 LpResult minimax_remap_lp(std::int64_t n, double alpha, const Loss& loss, std::int64_t lo, std::int64_t hi) {
   check_n_alpha(n, alpha);
   check_loss(loss, n);
+  check_lp_loss_range(loss);
   check_side_information(n, lo, hi);
   const GeometricMechanism g(n, alpha);
   const long double scale = face_value_minimax(g, loss, lo, hi);
@@ -341,6 +363,7 @@ LpResult minimax_remap_lp(std::int64_t n, double alpha, const Loss& loss, std::i
 LpResult minimax_mechanism_lp(std::int64_t n, double alpha, const Loss& loss, std::int64_t lo, std::int64_t hi) {
   check_n_alpha(n, alpha);
   check_loss(loss, n);
+  check_lp_loss_range(loss);
   check_side_information(n, lo, hi);
   // Only the rows in S enter the objective, and a feasible block of rows
   // lo..hi extends to a full alpha-DP mechanism by repeating row lo above it

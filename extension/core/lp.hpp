@@ -8,6 +8,18 @@
 // Every LP here has O(n^2) variables and constraints, so n is capped at
 // kMaxLpN (40): at that size each solves in a few tens of milliseconds.
 //
+// Their domain is narrower than the closed-form functions': alpha >= 0.01
+// (kMinLpAlpha) and loss entries within a factor 1e5 of each other
+// (kMaxLpLossRange: largest / smallest positive entry over {0..n}^2; the
+// squared loss at n = 40 has 1600). Beyond these, a constraint violation
+// within Clp's tolerances, multiplied by the largest loss, is no longer
+// small next to the optimum: we measured LP values off by 1e-3 (relative)
+// at range 1e4 and alpha 1e-6, values of 0 and numerical failures at 1e-12,
+// and Clp aborting on an assertion at 1e308. Inside the domain the LPs
+// agree with the closed forms to 1e-6 (relative) at the edges and to 1e-9
+// inside (tests/core/lp_test.cpp). Each attempt is capped at
+// kMaxLpIterations simplex iterations (deterministic; no timing).
+//
 // Inputs are validated before any work (std::invalid_argument); a solve
 // that Clp does not prove optimal throws std::runtime_error. Solutions are
 // cleaned: entries in (-1e-12, 0) are set to 0.
@@ -20,6 +32,10 @@
 #include "core/mechanism.hpp"
 
 namespace optdp {
+
+inline constexpr double kMinLpAlpha = 0.01;
+inline constexpr double kMaxLpLossRange = 1e5;
+inline constexpr int kMaxLpIterations = 200000;
 
 struct LpResult {
   Matrix matrix;  // (n+1) x (n+1), row-stochastic

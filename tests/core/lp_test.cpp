@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <random>
 #include <stdexcept>
@@ -27,6 +28,15 @@ namespace {
   if (std::fabs(a - b) <= tol * scale) return ::testing::AssertionSuccess();
   char buf[200];
   std::snprintf(buf, sizeof buf, "%.17g vs %.17g: difference %.3g exceeds %.3g", a, b, std::fabs(a - b), tol * scale);
+  return ::testing::AssertionFailure() << buf;
+}
+
+// |a - b| <= tol * max(|a|, |b|) (or both 0).
+::testing::AssertionResult Relative(double a, double b, double tol) {
+  if (std::fabs(a - b) <= tol * std::max(std::fabs(a), std::fabs(b))) return ::testing::AssertionSuccess();
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "%.17g vs %.17g: relative difference %.3g exceeds %.3g", a, b,
+                std::fabs(a - b) / std::max(std::fabs(a), std::fabs(b)), tol);
   return ::testing::AssertionFailure() << buf;
 }
 
@@ -95,7 +105,9 @@ class Instances {
       }
       s += i ? ",[" : "[";
       for (std::int64_t r = 0; r <= n; ++r) {
-        std::snprintf(buf, sizeof buf, "%s%.17g", r ? "," : "", row[static_cast<std::size_t>(r)]);
+        // Positive entries at least 1e-3 (monotone still): within the LPs' loss range.
+        const double v = row[static_cast<std::size_t>(r)];
+        std::snprintf(buf, sizeof buf, "%s%.17g", r ? "," : "", v > 0 ? std::max(v, 1e-3) : 0.0);
         s += buf;
       }
       s += "]";
@@ -379,6 +391,9 @@ std::string message_of(F f) {
   return "(no std::invalid_argument)";
 }
 
+#define EXPECT_THAT_MESSAGE_STARTS(call, prefix) \
+  EXPECT_EQ(message_of([&] { call; }).rfind(prefix, 0), 0u) << message_of([&] { call; })
+
 TEST(LpErrors, SizeCap) {
   const std::int64_t n = kMaxLpN + 1;
   const Loss loss = Loss::parse("absolute", n);
@@ -431,4 +446,49 @@ TEST(LpErrors, MismatchedSizes) {
             "prior must be non-negative and finite, but prior[4] is -0.5");
   EXPECT_THROW(optimal_mechanism_lp(5, 0.5, loss5, {0.5, 0.5, 0, 0, NAN, 0}), std::invalid_argument);
   EXPECT_THROW(optimal_mechanism_lp(5, 0.5, loss5, {0.5, 0.5, 0, 0, INFINITY, 0}), std::invalid_argument);
+}
+
+// The LPs' own domain: alpha >= kMinLpAlpha and loss entries within a factor
+// kMaxLpLossRange; outside, a clear error naming the argument.
+TEST(LpErrors, DomainOfTheLinearPrograms) {
+  const Loss loss = Loss::parse("absolute", 4);
+  const auto prior = parse_prior("uniform", 4);
+  for (double alpha : {0.00999, 1e-7, 1e-20, 5e-324}) {
+    EXPECT_THAT_MESSAGE_STARTS(optimal_mechanism_lp(4, alpha, loss, prior), "alpha must be at least 0.01");
+    EXPECT_THAT_MESSAGE_STARTS(minimax_remap_lp(4, alpha, loss, 1, 3), "alpha must be at least 0.01");
+    EXPECT_THAT_MESSAGE_STARTS(minimax_mechanism_lp(4, alpha, loss, 1, 3), "alpha must be at least 0.01");
+  }
+  for (const char* text : {"power:1e308", "power:9", "[[0,1e6,1e6],[1,0,1],[1,1,0]]"}) {
+    const Loss wide = Loss::parse(text, text[0] == '[' ? 2 : 4);
+    const std::int64_t n = wide.n();
+    EXPECT_THAT_MESSAGE_STARTS(optimal_mechanism_lp(n, 0.5, wide, parse_prior("uniform", n)),
+                               "loss must have its positive entries within a factor 1e+05");
+    EXPECT_THAT_MESSAGE_STARTS(minimax_remap_lp(n, 0.5, wide, 0, n), "loss must have its positive entries");
+    EXPECT_THAT_MESSAGE_STARTS(minimax_mechanism_lp(n, 0.5, wide, 0, n), "loss must have its positive entries");
+  }
+}
+
+// At the edges of that domain the LPs still agree with the closed forms
+// (the main theorem) and with each other (minimax), to 1e-6 relative
+// (inside it, MainTheorem and MinimaxTheorem check 1e-9).
+TEST(Lp, EdgesOfTheDomainStillAgree) {
+  const double range = kMaxLpLossRange;
+  for (std::int64_t n : {2, 6, 12, 40}) {
+    // power:P with n^P just under the largest range allowed.
+    const double p = std::floor(std::log10(range) / std::log10(static_cast<double>(n)) * 100) / 100;
+    const std::string power = "power:" + std::to_string(p);
+    for (double alpha : {kMinLpAlpha, 0.05, 0.5, 0.999999}) {
+      for (const std::string& text : {std::string("absolute"), std::string("squared"), power}) {
+        SCOPED_TRACE(text + " n=" + std::to_string(n) + " alpha=" + std::to_string(alpha));
+        const Loss loss = Loss::parse(text, n);
+        const auto prior = parse_prior("uniform", n);
+        const GeometricMechanism g(n, alpha);
+        const double closed = remap_loss(g, optimal_remap(g, loss, prior), loss, prior);
+        EXPECT_TRUE(Relative(optimal_mechanism_lp(n, alpha, loss, prior).value, closed, 1e-6));
+        const std::int64_t lo = n / 3, hi = n - n / 3;
+        EXPECT_TRUE(Relative(minimax_remap_lp(n, alpha, loss, lo, hi).value,
+                             minimax_mechanism_lp(n, alpha, loss, lo, hi).value, 1e-6));
+      }
+    }
+  }
 }
