@@ -450,6 +450,12 @@ def loss_check(v, call):
     if s.startswith("power:"):
         if not loss_power_ok(s):
             return LOSS_BAD + quoted_loss(s) + ": P must be a finite number > 0"
+        n = call["n"].py if "n" in call and call["n"].kind == "int" else None
+        if n is not None and 0 <= n <= 400:
+            try:
+                math.pow(n, float(s[6:]))
+            except OverflowError:
+                return "loss must be finite, but %s gives n^P = inf for n = %d" % (quoted_loss(s), n)
         return None
     if not s.lstrip(" \t\r\n").startswith("["):
         return LOSS_BAD + quoted_loss(s)
@@ -944,8 +950,7 @@ TEXT_ARGS = {"cost", "mechanism", "loss", "prior", "alphas", "matrix", "path", "
 # The functions that solve a linear program (Clp) may refuse extreme but valid
 # inputs, if they say which argument is at fault; they must not crash or
 # return NULL.
-LP_EXTREMES = {("alpha", "1e-20"), ("alpha", "least positive REAL"), ("alpha", "largest REAL below 1"),
-               ("loss", "'power:1e308'")}
+LP_EXTREMES = {("alpha", "1e-20"), ("alpha", "least positive REAL"), ("alpha", "largest REAL below 1")}
 
 
 def is_lp(fn, sig, call):

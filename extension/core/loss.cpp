@@ -59,6 +59,9 @@ Loss Loss::parse(std::string_view text, std::int64_t n) {
     if (n > kMaxGeneralLossN)
       throw std::invalid_argument("n must be at most " + std::to_string(kMaxGeneralLossN) +
                                   " with a power loss (the remap is O(n^3)), but is " + std::to_string(n));
+    if (!std::isfinite(std::pow(static_cast<double>(n), p)))  // n^P is the largest entry
+      throw std::invalid_argument("loss must be finite, but " + quoted(text) + " gives n^P = inf for n = " +
+                                  std::to_string(n));
     l.kind_ = Kind::Power;
     l.p_ = p;
     fill([p](double d) { return std::pow(d, p); });

@@ -184,6 +184,18 @@ std::vector<ValuePtr> constant_args(sqlite3* db, const char* name, int nargs, in
   const std::string why = std::string("the query matched no rows, so its parameters must be read from the SQL text, "
                                       "but ");
   const std::string advice = "; aggregate over a one-row table with LEFT JOIN instead (see the reference)";
+  // Evaluating the parameters may run another empty aggregate of ours (an
+  // argument that is a subquery calling one), whose finaliser would read the
+  // same texts again, without end (found by fuzz_sql). Parameters that need
+  // an aggregate's result are not constant expressions: refuse them.
+  thread_local int depth = 0;
+  if (depth > 0)
+    throw std::invalid_argument(why + "they are not constant expressions (an argument runs another optdp aggregate "
+                                      "over no rows)" + advice);
+  struct Depth {
+    Depth() { ++depth; }
+    ~Depth() { --depth; }
+  } in_evaluation;
   std::vector<ValuePtr> result;
   bool found = false;
   for (const std::string& sql : candidate_texts(db)) {
