@@ -458,7 +458,9 @@ TEST(LpErrors, DomainOfTheLinearPrograms) {
     EXPECT_THAT_MESSAGE_STARTS(minimax_remap_lp(4, alpha, loss, 1, 3), "alpha must be at least 0.01");
     EXPECT_THAT_MESSAGE_STARTS(minimax_mechanism_lp(4, alpha, loss, 1, 3), "alpha must be at least 0.01");
   }
-  for (const char* text : {"power:1e308", "power:9", "[[0,1e6,1e6],[1,0,1],[1,1,0]]"}) {
+  EXPECT_EQ(message_of([] { Loss::parse("power:1e308", 4); }),
+            "loss must be finite, but 'power:1e308' gives n^P = inf for n = 4");
+  for (const char* text : {"power:9", "[[0,1e6,1e6],[1,0,1],[1,1,0]]"}) {
     const Loss wide = Loss::parse(text, text[0] == '[' ? 2 : 4);
     const std::int64_t n = wide.n();
     EXPECT_THAT_MESSAGE_STARTS(optimal_mechanism_lp(n, 0.5, wide, parse_prior("uniform", n)),
