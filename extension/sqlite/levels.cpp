@@ -102,7 +102,10 @@ void levels_final(sqlite3_context* ctx) {
     const auto released =
         conn.level_chain(std::vector<double>(st->alphas, st->alphas + st->k)).release(st->rows, conn.rng());
     std::string json = "[";
-    for (std::size_t i = 0; i < released.size(); ++i) json += (i ? "," : "") + std::to_string(released[i]);
+    for (std::size_t i = 0; i < released.size(); ++i) {
+      if (i) json += ',';
+      json += std::to_string(released[i]);  // appended, not "," + s: GCC 12 -O3 warns (-Wrestrict) on that
+    }
     json += "]";
     sqlite3_result_text(ctx, json.c_str(), static_cast<int>(json.size()), SQLITE_TRANSIENT);
     sqlite3_result_subtype(ctx, 'J');  // JSON, for SQLite's json functions
