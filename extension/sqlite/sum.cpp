@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/format.hpp"
 #include "core/privacy.hpp"
 #include "core/staircase.hpp"
 #include "sqlite/args.hpp"
@@ -46,6 +47,7 @@ struct SumState {
   double eps, lower, upper;
   CostSpec cost;
   char cost_text[kMaxCostText];  // as given, to check that it stays the same
+  std::size_t cost_len;          // its length in bytes (argc == 5)
   Grid grid;
   bool started, failed;
 };
@@ -74,9 +76,19 @@ void read_params(SumState& st, Mechanism mech, int argc, sqlite3_value** argv) {
     st.cost = parse_cost_spec(std::string_view(text ? text : "", static_cast<std::size_t>(n)));
     std::memcpy(st.cost_text, text, static_cast<std::size_t>(n));  // < 64 bytes once parsed
     st.cost_text[n] = 0;
+    st.cost_len = static_cast<std::size_t>(n);
   }
   st.grid = make_grid(st.eps, st.lower, st.upper, argc == 3 ? "delta" : "upper - lower");
   (void)mech;
+}
+
+// Whether v is the first row's cost text, byte for byte (a text with a NUL
+// after 'l1' is not 'l1').
+bool unchanged_cost(sqlite3_value* v, const SumState& st) {
+  if (sqlite3_value_type(v) != SQLITE_TEXT) return false;
+  const auto* text = sqlite3_value_text(v);
+  return text && static_cast<std::size_t>(sqlite3_value_bytes(v)) == st.cost_len &&
+         std::memcmp(text, st.cost_text, st.cost_len) == 0;
 }
 
 // Throws unless argv[1..argc) equal the parameters of the first row.
@@ -88,15 +100,9 @@ void require_same_params(const SumState& st, int argc, sqlite3_value** argv) {
   }
   require_same_number(argv[2], st.lower, "lower");
   require_same_number(argv[3], st.upper, "upper");
-  if (argc == 5) {
-    const char* text = sqlite3_value_type(argv[4]) == SQLITE_TEXT
-                           ? reinterpret_cast<const char*>(sqlite3_value_text(argv[4])) : nullptr;
-    const bool same = text && static_cast<std::size_t>(sqlite3_value_bytes(argv[4])) == std::strlen(st.cost_text) &&
-                      std::memcmp(text, st.cost_text, std::strlen(st.cost_text)) == 0;
-    if (!same)
-      throw std::invalid_argument(std::string("cost must be the same in every row of a group, but changed from '") +
-                                  st.cost_text + "' to " + describe(argv[4]));
-  }
+  if (argc == 5 && !unchanged_cost(argv[4], st))
+    throw std::invalid_argument("cost must be the same in every row of a group, but changed from " +
+                                quote_text(std::string_view(st.cost_text, st.cost_len)) + " to " + describe(argv[4]));
 }
 
 template <Mechanism M>
@@ -111,7 +117,8 @@ void sum_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     bool same = unchanged_number(argv[1], st->eps);
     if (argc == 3) same = same && unchanged_number(argv[2], st->upper);
     else same = same && unchanged_number(argv[2], st->lower) && unchanged_number(argv[3], st->upper);
-    if (!same || argc == 5) [[unlikely]] {
+    if (argc == 5) same = same && unchanged_cost(argv[4], *st);
+    if (!same) [[unlikely]] {
       st->failed = !guard(ctx, name_of(M), [&] { require_same_params(*st, argc, argv); });
       if (st->failed) return;
     }

@@ -454,6 +454,13 @@ class TestSumErrors(OptdpTestCase):
                          "staircase_sum: cost must be the same in every row of a group, but changed from 'l2' to 2")
         self.assertError("select staircase_sum(x, 1, 0, 10, case x when 1 then 'gamma=0.5' else NULL end)" + rows,
                          "staircase_sum: cost must be the same in every row of a group, but changed from 'gamma=0.5' to NULL")
+        # compared byte for byte: 'l1' followed by a NUL is another text
+        self.assertError("select staircase_sum(x, 1, 0, 10, case x when 1 then 'l1' else 'l1' || char(0) || 'x' end)"
+                         + rows, "staircase_sum: cost must be the same in every row of a group, but changed from 'l1' "
+                         "to text 'l1\\0x'")
+        self.assertError("select staircase_sum(x, 1, 0, 10, case x when 1 then 'l1' else 'l1 ' end)" + rows,
+                         "staircase_sum: cost must be the same in every row of a group, but changed from 'l1' "
+                         "to text 'l1 '")
 
     def test_same_value_other_type_is_the_same_parameter(self):
         rows = " from (select 1 as x union all select 2)"
