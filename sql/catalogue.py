@@ -275,8 +275,6 @@ def keyword(arg, valid, message):
     return (arg, c)
 
 
-quoted40 = quote_text
-quoted_loss = quote_text
 
 
 # ---------------------------------------------------------------------------
@@ -344,7 +342,7 @@ def cost_spec_check(v, call):
                 g = None
             if g is not None and 0 <= g <= 1 and num_.lower() not in ("nan", "inf", "infinity"):
                 return None
-    return "cost must be 'l1', 'l2' or 'gamma=G' with G in [0, 1], but is " + quoted40(s)
+    return "cost must be 'l1', 'l2' or 'gamma=G' with G in [0, 1], but is " + quote_text(s)
 
 
 def x_check(v, call):
@@ -449,16 +447,16 @@ def loss_check(v, call):
         return None
     if s.startswith("power:"):
         if not loss_power_ok(s):
-            return LOSS_BAD + quoted_loss(s) + ": P must be a finite number > 0"
+            return LOSS_BAD + quote_text(s) + ": P must be a finite number > 0"
         n = call["n"].py if "n" in call and call["n"].kind == "int" else None
         if n is not None and 0 <= n <= 400:
             try:
                 math.pow(n, float(s[6:]))
             except OverflowError:
-                return "loss must be finite, but %s gives n^P = inf for n = %d" % (quoted_loss(s), n)
+                return "loss must be finite, but %s gives n^P = inf for n = %d" % (quote_text(s), n)
         return None
     if not s.lstrip(" \t\r\n").startswith("["):
-        return LOSS_BAD + quoted_loss(s)
+        return LOSS_BAD + quote_text(s)
     return None  # JSON: probes carry their messages
 
 
@@ -467,7 +465,7 @@ def prior_check(v, call):
     if s == "uniform":
         return None
     if not s.lstrip(" \t\r\n").startswith("["):
-        return PRIOR_BAD + quoted_loss(s)
+        return PRIOR_BAD + quote_text(s)
     return None
 
 
@@ -548,7 +546,7 @@ def pmf_cost(v, call):
         return None
     if s.startswith("r=") and 2 < len(s) <= 21 and s[2:].isdigit() and s[2:].isascii() and 1 <= int(s[2:]) <= D:
         return None
-    return "cost must be 'l1', 'l2' or 'r=K' with K an integer in [1, %d], but is %s" % (D, quoted40(s))
+    return "cost must be 'l1', 'l2' or 'r=K' with K an integer in [1, %d], but is %s" % (D, quote_text(s))
 
 
 # --- JSON probe helpers -------------------------------------------------------
@@ -740,7 +738,7 @@ FUNCTIONS = [
        signatures=[("x", "eps", "delta"), ("x", "eps", "lower", "upper")]),
     Fn("staircase_gamma", "scalar", [("eps", "1.0", EPS_DOM), ("cost", "'l1'", "'l1' or 'l2'")], [2],
        lambda sig: [number("eps"), positive("eps"), text_type("cost", "'l1' or 'l2'"),
-                    keyword("cost", ("l1", "l2"), lambda v: "cost must be 'l1' or 'l2', but is " + quoted40(v.py))],
+                    keyword("cost", ("l1", "l2"), lambda v: "cost must be 'l1' or 'l2', but is " + quote_text(v.py))],
        probes={"cost": bad_keyword_probes(["l1"], [text("'gamma=0.5'", "gamma=0.5")])}),
     Fn("noise_cost", "scalar",
        [("mechanism", "'staircase'", "'staircase' or 'laplace'"), ("eps", "1.0", EPS_DOM),
@@ -750,7 +748,7 @@ FUNCTIONS = [
                             lambda v: "mechanism must be 'staircase' or 'laplace', but is " + v.desc),
                     number("eps"), positive("eps"), number("delta"), positive("delta"),
                     text_type("cost", "'l1' or 'l2'"),
-                    keyword("cost", ("l1", "l2"), lambda v: "cost must be 'l1' or 'l2', but is " + quoted40(v.py))],
+                    keyword("cost", ("l1", "l2"), lambda v: "cost must be 'l1' or 'l2', but is " + quote_text(v.py))],
        probes={"mechanism": bad_keyword_probes(["laplace"], [text("'gauss'", "gauss")]),
                "cost": bad_keyword_probes(["l2"])}),
     Fn("dp_sum_grid", "scalar",

@@ -14,8 +14,6 @@ namespace {
 constexpr const char* kLossDomain =
     "loss must be 'absolute', 'squared', 'binary', 'power:P' (P > 0) or a JSON (n+1)x(n+1) matrix";
 
-std::string quoted(std::string_view t) { return quote_text(t); }
-
 }  // namespace
 
 void check_n(std::int64_t n, std::int64_t max, const char* name) {
@@ -55,12 +53,12 @@ Loss Loss::parse(std::string_view text, std::int64_t n) {
     char* end = nullptr;
     const double p = num.empty() || std::isspace(static_cast<unsigned char>(num[0])) ? NAN : std::strtod(num.c_str(), &end);
     if (!(end == num.c_str() + num.size() && p > 0 && std::isfinite(p)))
-      throw std::invalid_argument(std::string(kLossDomain) + ", but is " + quoted(text) + ": P must be a finite number > 0");
+      throw std::invalid_argument(std::string(kLossDomain) + ", but is " + quote_text(text) + ": P must be a finite number > 0");
     if (n > kMaxGeneralLossN)
       throw std::invalid_argument("n must be at most " + std::to_string(kMaxGeneralLossN) +
                                   " with a power loss (the remap is O(n^3)), but is " + std::to_string(n));
     if (!std::isfinite(std::pow(static_cast<double>(n), p)))  // n^P is the largest entry
-      throw std::invalid_argument("loss must be finite, but " + quoted(text) + " gives n^P = inf for n = " +
+      throw std::invalid_argument("loss must be finite, but " + quote_text(text) + " gives n^P = inf for n = " +
                                   std::to_string(n));
     l.kind_ = Kind::Power;
     l.p_ = p;
@@ -69,7 +67,7 @@ Loss Loss::parse(std::string_view text, std::int64_t n) {
   }
   const auto first = text.find_first_not_of(" \t\r\n");
   if (first == std::string_view::npos || text[first] != '[')
-    throw std::invalid_argument(std::string(kLossDomain) + ", but is " + quoted(text));
+    throw std::invalid_argument(std::string(kLossDomain) + ", but is " + quote_text(text));
   if (n > kMaxGeneralLossN)
     throw std::invalid_argument("n must be at most " + std::to_string(kMaxGeneralLossN) +
                                 " with a JSON loss matrix (the remap is O(n^3)), but is " + std::to_string(n));
@@ -115,7 +113,7 @@ std::vector<double> parse_prior(std::string_view text, std::int64_t n) {
   const auto first = text.find_first_not_of(" \t\r\n");
   if (first == std::string_view::npos || text[first] != '[')
     throw std::invalid_argument("prior must be 'uniform' or a JSON array of n+1 non-negative numbers, but is " +
-                                quoted(text));
+                                quote_text(text));
   auto p = parse_json_array(text, "prior", N);
   if (p.size() != N)
     throw std::invalid_argument("prior must have n+1 = " + std::to_string(N) + " entries, but has " +

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "messages.hpp"
 #include "core/loss.hpp"
 #include "core/lp.hpp"
 #include "core/mechanism.hpp"
@@ -381,15 +382,7 @@ TEST(Lp, LargestSizeTimesAndAccuracy) {
 
 // ---- errors ------------------------------------------------------------------
 
-template <class F>
-std::string message_of(F f) {
-  try {
-    f();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "(no std::invalid_argument)";
-}
+using test::message_of;
 
 #define EXPECT_THAT_MESSAGE_STARTS(call, prefix) \
   EXPECT_EQ(message_of([&] { call; }).rfind(prefix, 0), 0u) << message_of([&] { call; })

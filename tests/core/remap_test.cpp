@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "messages.hpp"
 #include "core/loss.hpp"
 #include "core/mechanism.hpp"
 #include "core/remap.hpp"
@@ -18,15 +19,7 @@ using namespace optdp;
 
 namespace {
 
-template <class F>
-std::string message_of(F f) {
-  try {
-    f();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "(no std::invalid_argument)";
-}
+using test::message_of;
 
 std::string json_array(const std::vector<double>& v) {
   std::string s = "[";
