@@ -219,11 +219,6 @@ std::int64_t staircase_r(std::string_view spec, double eps, std::int64_t D) {
 
 // ---- grid -----------------------------------------------------------------------
 
-std::int64_t Grid::quantize(double x, double lower, double upper) const {
-  x = x < lower ? lower : (x > upper ? upper : x);
-  return std::llrint(x / g);  // exact division by a power of two; ties to even
-}
-
 Grid make_grid(double eps, double lower, double upper, const char* width_name) {
   check_positive(eps, "eps");
   if (eps < 0x1p-30)
@@ -245,6 +240,7 @@ Grid make_grid(double eps, double lower, double upper, const char* width_name) {
   std::frexp(s, &e);  // s = f 2^e, f in [0.5, 1): floor(log2 s) = e - 1
   Grid grid;
   grid.g = std::ldexp(1.0, e - 1 - 20);
+  grid.inv_g = std::ldexp(1.0, 21 - e);
   const double lq = lower / grid.g, uq = upper / grid.g;
   if (!(std::fabs(lq) < 0x1p62 && std::fabs(uq) < 0x1p62))
     throw std::invalid_argument("lower and upper must lie within 2^62 grid steps of 0 (grid " +

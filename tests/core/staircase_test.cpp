@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <random>
 
 #include "core/staircase.hpp"
 #include "stats.hpp"
@@ -213,6 +215,37 @@ TEST(Grid, IntegerDataWithIntegerBoundsIsExact) {
   const Grid g = make_grid(1.0, 0, 1000);
   EXPECT_LE(g.g, 1.0);
   for (int x = 0; x <= 1000; ++x) EXPECT_EQ(static_cast<double>(g.quantize(x, 0, 1000)) * g.g, x);
+}
+
+// quantize multiplies by 1/g and rounds with one instruction; it must agree
+// with the definition, llrint(clamp(x) / g), bit for bit: at the extremes of
+// the grid (g from 2^-1000 to 2^1003), on ties (odd multiples of g/2, which
+// go to even), and on random doubles of every magnitude inside the bounds.
+TEST(Grid, QuantizeIsRoundOfClampOverG) {
+  std::mt19937_64 gen(20261122);
+  const std::pair<double, double> bounds[] = {{0.0, 1.0},      {-5.0, 1000.0}, {0.0, 1e-6},     {100.0, 100.5},
+                                              {0.0, 3e9},      {-1e300, 1e300}, {0.0, 0x1p-960}, {-0x1p-950, 0x1p-950},
+                                              {-1e15, -1e-15}, {0.0, 1.7e308}};
+  for (double eps : {2e-9, 0.1, 1.0, 6.0, 700.0}) {
+    for (auto [lo, hi] : bounds) {
+      const Grid g = make_grid(eps, lo, hi);
+      EXPECT_EQ(g.inv_g * g.g, 1.0);
+      auto expected = [&](double x) { return std::llrint(std::clamp(x, lo, hi) / g.g); };
+      for (std::int64_t k : {g.lower_q, g.upper_q, (g.lower_q + g.upper_q) / 2}) {
+        for (double half : {-0.5, 0.5, 0.0, 0.25}) {  // ties k +- 1/2 and points near them
+          const double x = (static_cast<double>(k) + half) * g.g;
+          ASSERT_EQ(g.quantize(x, lo, hi), expected(x)) << eps << " [" << lo << ", " << hi << "] x=" << x;
+        }
+      }
+      std::uniform_real_distribution<double> unit(0.0, 1.0);
+      std::uniform_int_distribution<int> exponent(-1074, 1023);
+      for (int i = 0; i < 2000; ++i) {
+        const double x = i % 2 ? lo + (hi - lo) * unit(gen)
+                               : std::ldexp(unit(gen), exponent(gen)) * (gen() % 2 ? 1 : -1);
+        ASSERT_EQ(g.quantize(x, lo, hi), expected(x)) << eps << " [" << lo << ", " << hi << "] x=" << x;
+      }
+    }
+  }
 }
 
 TEST(Grid, Errors) {
