@@ -87,12 +87,27 @@ std::vector<std::vector<std::string>> find_calls(std::string_view sql, std::stri
   const std::size_t n = sql.size();
   std::size_t i = 0;
   while (i < n) {
-    const std::size_t q = skip_quoted(sql, i);
-    if (q != i) { i = q; continue; }
-    if (!word_char(sql[i])) { ++i; continue; }
-    std::size_t j = i;
-    while (j < n && word_char(sql[j])) ++j;
-    const bool match = iequal(sql.substr(i, j - i), name) && (i == 0 || sql[i - 1] != '.');
+    // A function name is a word or a quoted identifier: "name", `name` and
+    // [name] call the function name too.
+    const char c = sql[i];
+    std::size_t j;
+    std::string word;
+    if (c == '"' || c == '`' || c == '[') {
+      j = skip_quoted(sql, i);
+      if (j < i + 2 || sql[j - 1] != (c == '[' ? ']' : c)) { i = j; continue; }  // unterminated
+      for (std::size_t k = i + 1; k + 1 < j; ++k) {
+        word += sql[k];
+        if (c != '[' && sql[k] == c) ++k;  // a doubled quote stands for one
+      }
+    } else {
+      const std::size_t q = skip_quoted(sql, i);
+      if (q != i) { i = q; continue; }
+      if (!word_char(c)) { ++i; continue; }
+      j = i;
+      while (j < n && word_char(sql[j])) ++j;
+      word.assign(sql.substr(i, j - i));
+    }
+    const bool match = iequal(word, name) && (i == 0 || sql[i - 1] != '.');
     i = j;
     if (!match) continue;
     // Skip blanks and comments up to '('.
@@ -168,6 +183,77 @@ std::vector<std::string> candidate_texts(sqlite3* db) {
 }
 
 }  // namespace
+
+bool is_literal_argument(std::string_view a) {
+  std::string t = trim(a);
+  std::string_view v = t;
+  // Parentheses around the whole of it: "(0.5)". "(1) + (2)" is left with
+  // "1) + (2", which is no literal.
+  while (v.size() >= 2 && v.front() == '(' && v.back() == ')') {
+    v.remove_prefix(1);
+    v.remove_suffix(1);
+    while (!v.empty() && std::isspace(static_cast<unsigned char>(v.front()))) v.remove_prefix(1);
+    while (!v.empty() && std::isspace(static_cast<unsigned char>(v.back()))) v.remove_suffix(1);
+  }
+  if (v.empty()) return false;
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  auto all = [&](std::string_view s, auto pred) {
+    for (char c : s)
+      if (!pred(c)) return false;
+    return true;
+  };
+  const char c0 = v.front();
+  if (c0 == '\'') {  // a string: quotes inside are doubled
+    std::size_t i = 1;
+    for (;;) {
+      const std::size_t j = v.find('\'', i);
+      if (j == std::string_view::npos) return false;
+      if (j + 1 < v.size() && v[j + 1] == '\'') {
+        i = j + 2;
+        continue;
+      }
+      return j + 1 == v.size();
+    }
+  }
+  if (c0 == '?') return all(v.substr(1), digit);
+  if (c0 == ':' || c0 == '@' || c0 == '$')
+    return v.size() > 1 && all(v.substr(1), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  if (c0 == '+' || c0 == '-') v.remove_prefix(1);  // one sign; "--" would start a comment
+  if (v.size() > 2 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X'))
+    return all(v.substr(2), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; });
+  std::size_t i = 0, digits = 0;
+  while (i < v.size() && digit(v[i])) ++i, ++digits;
+  if (i < v.size() && v[i] == '.') {
+    ++i;
+    while (i < v.size() && digit(v[i])) ++i, ++digits;
+  }
+  if (digits == 0) return false;
+  if (i < v.size() && (v[i] == 'e' || v[i] == 'E')) {
+    ++i;
+    if (i < v.size() && (v[i] == '+' || v[i] == '-')) ++i;
+    const std::size_t start = i;
+    while (i < v.size() && digit(v[i])) ++i;
+    if (i == start) return false;
+  }
+  return i == v.size();
+}
+
+bool params_are_literals(sqlite3* db, const char* name, int nargs, int first) noexcept {
+  try {
+    bool found = false;
+    for (const std::string& sql : candidate_texts(db)) {
+      for (const auto& args : find_calls(sql, name)) {
+        if (static_cast<int>(args.size()) != nargs) continue;
+        for (int a = first; a < nargs; ++a)
+          if (!is_literal_argument(args[static_cast<std::size_t>(a)])) return false;
+        found = true;
+      }
+    }
+    return found;
+  } catch (...) {
+    return false;
+  }
+}
 
 std::string running_sql(sqlite3* db, const char* name) {
   for (sqlite3_stmt* s = sqlite3_next_stmt(db, nullptr); s; s = sqlite3_next_stmt(db, s)) {

@@ -37,6 +37,25 @@ std::vector<std::vector<std::string>> find_calls(std::string_view sql, std::stri
 // cannot be determined.
 std::vector<ValuePtr> constant_args(sqlite3* db, const char* name, int nargs, int first);
 
+// Whether arguments [first, nargs) of every call name(...) with nargs
+// arguments in the running statements and in the views and triggers of every
+// schema are literals: a number with at most one sign, a string, or a bound
+// parameter (fixed while a statement runs). Such arguments cannot change
+// between the rows of a group, so an aggregate may stop re-reading them on
+// every row. Any doubt (an expression, a column, no call found, an error
+// while reading the schema) gives false. Never throws.
+//
+// What it cannot see: a view or trigger redefined, on the same connection,
+// while a statement compiled with its old definition is still running. The
+// statement then still runs the old call, which this function no longer
+// sees. The per-row check is a guard against mistakes, not part of the
+// privacy guarantee: the release always uses the first row's parameters,
+// for the noise, the clamping and the charge, whatever later rows hold.
+bool params_are_literals(sqlite3* db, const char* name, int nargs, int first) noexcept;
+
+// Whether one argument text is such a literal (exposed for tests).
+bool is_literal_argument(std::string_view arg);
+
 // The text (bound parameters expanded) of a running statement that calls
 // name, for the ledger's record; "" if none is found.
 std::string running_sql(sqlite3* db, const char* name);

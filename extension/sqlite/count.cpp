@@ -20,9 +20,9 @@ constexpr const char* kName = "private_count";
 // Aggregate context: plain data, zeroed by SQLite on allocation.
 struct CountState {
   std::int64_t rows;
-  double alpha;
-  bool started;  // alpha read and validated from the first row
-  bool failed;   // a step reported an error: release nothing
+  double alpha;             // read and validated from the first row
+  std::uint32_t checked;    // rows compared with the first row's alpha
+  Params params;
 };
 
 void finish(sqlite3_context* ctx, int argc) {
@@ -33,10 +33,10 @@ void finish(sqlite3_context* ctx, int argc) {
       // No rows at all: 0 + noise, with alpha read from the statement.
       auto args = constant_args(sqlite3_context_db_handle(ctx), kName, argc, argc - 1);
       empty.alpha = alpha_arg(args[0].get());
-      empty.started = true;
+      empty.params = Params::Checked;
       st = &empty;
     }
-    if (st->failed || !st->started) return;  // the error was reported by the step
+    if (st->params == Params::Failed || st->params == Params::Unread) return;  // the step reported the error
     Connection& conn = connection(ctx);
     conn.charge(kName, epsilon_of_alpha(st->alpha));
     const std::int64_t noise = conn.two_sided_geometric(st->alpha)(conn.rng());
@@ -44,6 +44,29 @@ void finish(sqlite3_context* ctx, int argc) {
     if (__builtin_add_overflow(st->rows, noise, &out)) throw std::overflow_error("count plus noise overflows INTEGER");
     sqlite3_result_int64(ctx, out);
   });
+}
+
+// The first row reads alpha; the next rows compare it, until the proof that
+// it is a literal (args.hpp, Params). Returns whether the row counts.
+[[gnu::noinline]] bool check_alpha(sqlite3_context* ctx, CountState& st, int argc, sqlite3_value** argv) {
+  sqlite3_value* alpha = argv[argc - 1];
+  switch (st.params) {
+    case Params::Unread:
+      st.params = guard(ctx, kName, [&] { st.alpha = alpha_arg(alpha); }) ? Params::Checked : Params::Failed;
+      break;
+    case Params::Checked:
+      if (!unchanged_number(alpha, st.alpha)) [[unlikely]] {
+        if (!guard(ctx, kName, [&] { require_same_number(alpha, st.alpha, "alpha"); })) st.params = Params::Failed;
+      } else if (++st.checked == kProveConstantAfterRows &&
+                 params_are_literals(sqlite3_context_db_handle(ctx), kName, argc, argc - 1)) {
+        st.params = Params::Constant;
+      }
+      break;
+    case Params::Constant:
+    case Params::Failed:
+      break;
+  }
+  return st.params != Params::Failed;
 }
 
 }  // namespace
@@ -54,21 +77,8 @@ void private_count_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     sqlite3_result_error_nomem(ctx);
     return;
   }
-  if (st->failed) return;
-  sqlite3_value* alpha = argv[argc - 1];
-  if (st->started) [[likely]] {
-    // Hot path: the same alpha as the first row.
-    if (!unchanged_number(alpha, st->alpha)) [[unlikely]] {
-      st->failed = !guard(ctx, kName, [&] { require_same_number(alpha, st->alpha, "alpha"); });
-      if (st->failed) return;
-    }
-  } else {
-    st->failed = !guard(ctx, kName, [&] {
-      st->alpha = alpha_arg(alpha);
-    });
-    if (st->failed) return;
-    st->started = true;
-  }
+  if (st->params != Params::Constant && !check_alpha(ctx, *st, argc, argv)) [[unlikely]]
+    return;
   if (argc == 1 || sqlite3_value_type(argv[0]) != SQLITE_NULL) ++st->rows;
 }
 

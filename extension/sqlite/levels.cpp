@@ -25,7 +25,8 @@ struct LevelsState {
   std::int64_t rows;
   double alphas[kMaxLevels];
   int k;
-  bool started, failed;
+  std::uint32_t checked;  // rows compared with the first row's levels
+  Params params;
 };
 
 const char* level_name(int i) {
@@ -48,6 +49,35 @@ constexpr const char* name_of() {
   return FIRST == 0 ? "private_count_levels" : "private_count_levels_of";
 }
 
+// The first row reads the levels; the next rows compare them, until the
+// proof that they are literals (args.hpp, Params). Returns whether the row counts.
+template <int FIRST>
+[[gnu::noinline]] bool check_levels_args(sqlite3_context* ctx, LevelsState& st, int argc, sqlite3_value** argv) {
+  switch (st.params) {
+    case Params::Unread:
+      st.params = guard(ctx, name_of<FIRST>(), [&] { read_levels(st, FIRST, argc, argv); }) ? Params::Checked
+                                                                                             : Params::Failed;
+      break;
+    case Params::Checked:
+      for (int i = FIRST; i < argc; ++i) {
+        if (!unchanged_number(argv[i], st.alphas[i - FIRST])) [[unlikely]] {
+          if (!guard(ctx, name_of<FIRST>(),
+                     [&] { require_same_number(argv[i], st.alphas[i - FIRST], level_name(i - FIRST)); }))
+            st.params = Params::Failed;
+          return st.params != Params::Failed;
+        }
+      }
+      if (++st.checked == kProveConstantAfterRows &&
+          params_are_literals(sqlite3_context_db_handle(ctx), name_of<FIRST>(), argc, FIRST))
+        st.params = Params::Constant;
+      break;
+    case Params::Constant:
+    case Params::Failed:
+      break;
+  }
+  return st.params != Params::Failed;
+}
+
 template <int FIRST>
 void levels_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   auto* st = static_cast<LevelsState*>(sqlite3_aggregate_context(ctx, sizeof(LevelsState)));
@@ -55,20 +85,8 @@ void levels_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     sqlite3_result_error_nomem(ctx);
     return;
   }
-  if (st->failed) return;
-  if (st->started) [[likely]] {
-    for (int i = FIRST; i < argc; ++i) {
-      if (!unchanged_number(argv[i], st->alphas[i - FIRST])) [[unlikely]] {
-        st->failed = !guard(ctx, name_of<FIRST>(),
-                            [&] { require_same_number(argv[i], st->alphas[i - FIRST], level_name(i - FIRST)); });
-        return;
-      }
-    }
-  } else {
-    st->failed = !guard(ctx, name_of<FIRST>(), [&] { read_levels(*st, FIRST, argc, argv); });
-    if (st->failed) return;
-    st->started = true;
-  }
+  if (st->params != Params::Constant && !check_levels_args<FIRST>(ctx, *st, argc, argv)) [[unlikely]]
+    return;
   if (FIRST == 0 || sqlite3_value_type(argv[0]) != SQLITE_NULL) ++st->rows;
 }
 
@@ -93,10 +111,10 @@ void levels_final(sqlite3_context* ctx) {
       std::vector<sqlite3_value*> argv(args.size() + FIRST, nullptr);
       for (std::size_t i = 0; i < args.size(); ++i) argv[i + FIRST] = args[i].get();
       read_levels(empty, FIRST, static_cast<int>(argv.size()), argv.data());
-      empty.started = true;
+      empty.params = Params::Checked;
       st = &empty;
     }
-    if (st->failed || !st->started) return;
+    if (st->params == Params::Failed || st->params == Params::Unread) return;  // the step reported the error
     Connection& conn = connection(ctx);
     conn.charge(name_of<FIRST>(), epsilon_of_alpha(st->alphas[0]));  // the least private level
     const auto released =
