@@ -46,22 +46,6 @@ inline bool unchanged_number(sqlite3_value* v, double first) {
   return (t == SQLITE_FLOAT || t == SQLITE_INTEGER) && sqlite3_value_double(v) == first;
 }
 
-// Where an aggregate's parameters (alpha, eps, bounds, cost) stand in a group.
-// The next rows are compared with the first row's parameters until
-// kProveConstantAfterRows of them have been; then params_are_literals (constant_args.hpp)
-// is asked once whether they are literals in every call that may be running.
-// If they are, they cannot change, and the remaining rows are not re-read:
-// re-reading them costs two SQLite API calls per parameter and row, more than
-// the rest of the aggregate (bench/README.md). Small groups never pay for the
-// question; a group that does pays one read of the schema per 65536 rows.
-enum class Params : unsigned char {
-  Unread = 0,  // no row yet (SQLite zeroes the aggregate context)
-  Checked,     // read from the first row; later rows are compared with them
-  Constant,    // proven literals: later rows are not re-read
-  Failed,      // a step reported an error: release nothing
-};
-constexpr std::uint32_t kProveConstantAfterRows = 1u << 16;
-
 // Sets the error of ctx from the exception in flight. Call only in a catch block.
 void report_current_exception(sqlite3_context* ctx, const char* function) noexcept;
 

@@ -238,10 +238,12 @@ bool is_literal_argument(std::string_view a) {
   return i == v.size();
 }
 
-bool params_are_literals(sqlite3* db, const char* name, int nargs, int first) noexcept {
+bool params_are_literals(sqlite3* db, const char* name, int nargs, int first, std::size_t* bytes) noexcept {
+  if (bytes) *bytes = 0;
   try {
     bool found = false;
     for (const std::string& sql : candidate_texts(db)) {
+      if (bytes) *bytes += sql.size();
       for (const auto& args : find_calls(sql, name)) {
         if (static_cast<int>(args.size()) != nargs) continue;
         for (int a = first; a < nargs; ++a)

@@ -51,7 +51,8 @@ std::vector<ValuePtr> constant_args(sqlite3* db, const char* name, int nargs, in
 // sees. The per-row check is a guard against mistakes, not part of the
 // privacy guarantee: the release always uses the first row's parameters,
 // for the noise, the clamping and the charge, whatever later rows hold.
-bool params_are_literals(sqlite3* db, const char* name, int nargs, int first) noexcept;
+// *bytes, if given, is set to the number of bytes of SQL text it read.
+bool params_are_literals(sqlite3* db, const char* name, int nargs, int first, std::size_t* bytes = nullptr) noexcept;
 
 // Whether one argument text is such a literal (exposed for tests).
 bool is_literal_argument(std::string_view arg);

@@ -10,6 +10,7 @@
 #include "sqlite/connection.hpp"
 #include "sqlite/constant_args.hpp"
 #include "sqlite/functions.hpp"
+#include "sqlite/params.hpp"
 
 namespace optdp::sql {
 
@@ -20,9 +21,8 @@ constexpr const char* kName = "private_count";
 // Aggregate context: plain data, zeroed by SQLite on allocation.
 struct CountState {
   std::int64_t rows;
-  double alpha;             // read and validated from the first row
-  std::uint32_t checked;    // rows compared with the first row's alpha
-  Params params;
+  double alpha;  // read and validated from the first row
+  ParamCheck check;
 };
 
 void finish(sqlite3_context* ctx, int argc) {
@@ -33,10 +33,10 @@ void finish(sqlite3_context* ctx, int argc) {
       // No rows at all: 0 + noise, with alpha read from the statement.
       auto args = constant_args(sqlite3_context_db_handle(ctx), kName, argc, argc - 1);
       empty.alpha = alpha_arg(args[0].get());
-      empty.params = Params::Checked;
+      empty.check.params = Params::Checked;
       st = &empty;
     }
-    if (st->params == Params::Failed || st->params == Params::Unread) return;  // the step reported the error
+    if (st->check.released_nothing()) return;  // the step reported the error
     Connection& conn = connection(ctx);
     conn.charge(kName, epsilon_of_alpha(st->alpha));
     const std::int64_t noise = conn.two_sided_geometric(st->alpha)(conn.rng());
@@ -47,26 +47,17 @@ void finish(sqlite3_context* ctx, int argc) {
 }
 
 // The first row reads alpha; the next rows compare it, until the proof that
-// it is a literal (args.hpp, Params). Returns whether the row counts.
+// it is a literal (params.hpp). Returns whether the row counts.
 [[gnu::noinline]] bool check_alpha(sqlite3_context* ctx, CountState& st, int argc, sqlite3_value** argv) {
   sqlite3_value* alpha = argv[argc - 1];
-  switch (st.params) {
-    case Params::Unread:
-      st.params = guard(ctx, kName, [&] { st.alpha = alpha_arg(alpha); }) ? Params::Checked : Params::Failed;
-      break;
-    case Params::Checked:
-      if (!unchanged_number(alpha, st.alpha)) [[unlikely]] {
-        if (!guard(ctx, kName, [&] { require_same_number(alpha, st.alpha, "alpha"); })) st.params = Params::Failed;
-      } else if (++st.checked == kProveConstantAfterRows &&
-                 params_are_literals(sqlite3_context_db_handle(ctx), kName, argc, argc - 1)) {
-        st.params = Params::Constant;
-      }
-      break;
-    case Params::Constant:
-    case Params::Failed:
-      break;
+  if (st.check.params == Params::Unread) {
+    st.check.first_row(ctx, guard(ctx, kName, [&] { st.alpha = alpha_arg(alpha); }));
+  } else if (st.check.params == Params::Checked) {
+    const bool same = unchanged_number(alpha, st.alpha) ||
+                      guard(ctx, kName, [&] { require_same_number(alpha, st.alpha, "alpha"); });
+    st.check.compared_row(ctx, same, kName, argc, argc - 1);
   }
-  return st.params != Params::Failed;
+  return !st.check.failed();
 }
 
 }  // namespace
@@ -77,7 +68,7 @@ void private_count_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     sqlite3_result_error_nomem(ctx);
     return;
   }
-  if (st->params != Params::Constant && !check_alpha(ctx, *st, argc, argv)) [[unlikely]]
+  if (!st->check.constant() && !check_alpha(ctx, *st, argc, argv)) [[unlikely]]
     return;
   if (argc == 1 || sqlite3_value_type(argv[0]) != SQLITE_NULL) ++st->rows;
 }

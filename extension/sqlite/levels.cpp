@@ -15,6 +15,7 @@
 #include "sqlite/connection.hpp"
 #include "sqlite/constant_args.hpp"
 #include "sqlite/functions.hpp"
+#include "sqlite/params.hpp"
 #include "sqlite/vtab.hpp"
 
 namespace optdp::sql {
@@ -25,8 +26,7 @@ struct LevelsState {
   std::int64_t rows;
   double alphas[kMaxLevels];
   int k;
-  std::uint32_t checked;  // rows compared with the first row's levels
-  Params params;
+  ParamCheck check;
 };
 
 const char* level_name(int i) {
@@ -50,32 +50,21 @@ constexpr const char* name_of() {
 }
 
 // The first row reads the levels; the next rows compare them, until the
-// proof that they are literals (args.hpp, Params). Returns whether the row counts.
+// proof that they are literals (params.hpp). Returns whether the row counts.
 template <int FIRST>
 [[gnu::noinline]] bool check_levels_args(sqlite3_context* ctx, LevelsState& st, int argc, sqlite3_value** argv) {
-  switch (st.params) {
-    case Params::Unread:
-      st.params = guard(ctx, name_of<FIRST>(), [&] { read_levels(st, FIRST, argc, argv); }) ? Params::Checked
-                                                                                             : Params::Failed;
-      break;
-    case Params::Checked:
-      for (int i = FIRST; i < argc; ++i) {
-        if (!unchanged_number(argv[i], st.alphas[i - FIRST])) [[unlikely]] {
-          if (!guard(ctx, name_of<FIRST>(),
-                     [&] { require_same_number(argv[i], st.alphas[i - FIRST], level_name(i - FIRST)); }))
-            st.params = Params::Failed;
-          return st.params != Params::Failed;
-        }
-      }
-      if (++st.checked == kProveConstantAfterRows &&
-          params_are_literals(sqlite3_context_db_handle(ctx), name_of<FIRST>(), argc, FIRST))
-        st.params = Params::Constant;
-      break;
-    case Params::Constant:
-    case Params::Failed:
-      break;
+  if (st.check.params == Params::Unread) {
+    st.check.first_row(ctx, guard(ctx, name_of<FIRST>(), [&] { read_levels(st, FIRST, argc, argv); }));
+  } else if (st.check.params == Params::Checked) {
+    bool same = true;
+    for (int i = FIRST; i < argc && same; ++i) {
+      if (!unchanged_number(argv[i], st.alphas[i - FIRST])) [[unlikely]]
+        same = guard(ctx, name_of<FIRST>(),
+                     [&] { require_same_number(argv[i], st.alphas[i - FIRST], level_name(i - FIRST)); });
+    }
+    st.check.compared_row(ctx, same, name_of<FIRST>(), argc, FIRST);
   }
-  return st.params != Params::Failed;
+  return !st.check.failed();
 }
 
 template <int FIRST>
@@ -85,7 +74,7 @@ void levels_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     sqlite3_result_error_nomem(ctx);
     return;
   }
-  if (st->params != Params::Constant && !check_levels_args<FIRST>(ctx, *st, argc, argv)) [[unlikely]]
+  if (!st->check.constant() && !check_levels_args<FIRST>(ctx, *st, argc, argv)) [[unlikely]]
     return;
   if (FIRST == 0 || sqlite3_value_type(argv[0]) != SQLITE_NULL) ++st->rows;
 }
@@ -111,10 +100,10 @@ void levels_final(sqlite3_context* ctx) {
       std::vector<sqlite3_value*> argv(args.size() + FIRST, nullptr);
       for (std::size_t i = 0; i < args.size(); ++i) argv[i + FIRST] = args[i].get();
       read_levels(empty, FIRST, static_cast<int>(argv.size()), argv.data());
-      empty.params = Params::Checked;
+      empty.check.params = Params::Checked;
       st = &empty;
     }
-    if (st->params == Params::Failed || st->params == Params::Unread) return;  // the step reported the error
+    if (st->check.released_nothing()) return;  // the step reported the error
     Connection& conn = connection(ctx);
     conn.charge(name_of<FIRST>(), epsilon_of_alpha(st->alphas[0]));  // the least private level
     const auto released =

@@ -19,6 +19,7 @@
 #include "sqlite/connection.hpp"
 #include "sqlite/constant_args.hpp"
 #include "sqlite/functions.hpp"
+#include "sqlite/params.hpp"
 
 namespace optdp::sql {
 
@@ -49,8 +50,7 @@ struct SumState {
   char cost_text[kMaxCostText];  // as given, to check that it stays the same
   std::size_t cost_len;          // its length in bytes (argc == 5)
   Grid grid;
-  std::uint32_t checked;  // rows compared with the first row's parameters
-  Params params;
+  ParamCheck check;
 };
 
 // Reads and validates the parameters (argv[1..argc)) into st. One place for
@@ -107,32 +107,21 @@ void require_same_params(const SumState& st, int argc, sqlite3_value** argv) {
 }
 
 // The first row reads the parameters; the next rows compare them, until the
-// proof that they are literals (args.hpp, Params). Returns whether to go on
-// with the row.
+// proof that they are literals (params.hpp). Returns whether to go on with
+// the row.
 template <Mechanism M>
 [[gnu::noinline]] bool check_params(sqlite3_context* ctx, SumState& st, int argc, sqlite3_value** argv) {
-  switch (st.params) {
-    case Params::Unread:
-      st.params = guard(ctx, name_of(M), [&] { read_params(st, M, argc, argv); }) ? Params::Checked : Params::Failed;
-      break;
-    case Params::Checked: {
-      bool same = unchanged_number(argv[1], st.eps);
-      if (argc == 3) same = same && unchanged_number(argv[2], st.upper);
-      else same = same && unchanged_number(argv[2], st.lower) && unchanged_number(argv[3], st.upper);
-      if (argc == 5) same = same && unchanged_cost(argv[4], st);
-      if (!same) [[unlikely]] {
-        if (!guard(ctx, name_of(M), [&] { require_same_params(st, argc, argv); })) st.params = Params::Failed;
-      } else if (++st.checked == kProveConstantAfterRows &&
-                 params_are_literals(sqlite3_context_db_handle(ctx), name_of(M), argc, 1)) {
-        st.params = Params::Constant;
-      }
-      break;
-    }
-    case Params::Constant:
-    case Params::Failed:
-      break;
+  if (st.check.params == Params::Unread) {
+    st.check.first_row(ctx, guard(ctx, name_of(M), [&] { read_params(st, M, argc, argv); }));
+  } else if (st.check.params == Params::Checked) {
+    bool same = unchanged_number(argv[1], st.eps);
+    if (argc == 3) same = same && unchanged_number(argv[2], st.upper);
+    else same = same && unchanged_number(argv[2], st.lower) && unchanged_number(argv[3], st.upper);
+    if (argc == 5) same = same && unchanged_cost(argv[4], st);
+    if (!same) same = guard(ctx, name_of(M), [&] { require_same_params(st, argc, argv); });
+    st.check.compared_row(ctx, same, name_of(M), argc, 1);
   }
-  return st.params != Params::Failed;
+  return !st.check.failed();
 }
 
 template <Mechanism M>
@@ -142,13 +131,13 @@ void sum_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     sqlite3_result_error_nomem(ctx);
     return;
   }
-  if (st->params != Params::Constant && !check_params<M>(ctx, *st, argc, argv)) [[unlikely]]
+  if (!st->check.constant() && !check_params<M>(ctx, *st, argc, argv)) [[unlikely]]
     return;
   sqlite3_value* x = argv[0];
   const int t = sqlite3_value_type(x);
   if (t == SQLITE_NULL) return;
   if (t != SQLITE_FLOAT && t != SQLITE_INTEGER) [[unlikely]] {
-    if (!guard(ctx, name_of(M), [&] { number_arg(x, "x"); })) st->params = Params::Failed;
+    if (!guard(ctx, name_of(M), [&] { number_arg(x, "x"); })) st->check.params = Params::Failed;
     return;
   }
   st->add(st->grid.quantize(sqlite3_value_double(x), st->lower, st->upper));
@@ -165,10 +154,10 @@ void sum_final(sqlite3_context* ctx) {
       sqlite3_value* argv[5] = {nullptr};
       for (int i = 1; i < ARGC; ++i) argv[i] = args[static_cast<std::size_t>(i - 1)].get();
       read_params(empty, M, ARGC, argv);
-      empty.params = Params::Checked;
+      empty.check.params = Params::Checked;
       st = &empty;
     }
-    if (st->params == Params::Failed || st->params == Params::Unread) return;  // the step reported the error
+    if (st->check.released_nothing()) return;  // the step reported the error
     Connection& conn = connection(ctx);
     conn.charge(name_of(M), st->eps);
     const std::int64_t D = st->grid.D();

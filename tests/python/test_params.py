@@ -4,8 +4,9 @@
     /usr/bin/python3 tests/python/test_params.py --module build/optdp.so [unittest args]
 
 Every aggregate compares each row's parameters with the first row's until it
-has compared 65536 rows (kProveConstantAfterRows in extension/sqlite/args.hpp),
-that is up to row 65537 of the group; then it asks once whether the parameters are literals in every call that may
+has compared 65536 rows (kProveConstantAfterRows in extension/sqlite/
+connection.hpp; more only with a schema of over 6.5 KB of views and triggers,
+params.hpp), that is up to row 65537 of the group; then it asks once whether the parameters are literals in every call that may
 be running (params_are_literals), and if so stops re-reading them. These tests
 check, on groups of 100,000 rows, that
 

@@ -1,8 +1,10 @@
 // The proof that an aggregate's parameters are literals (sqlite/constant_args.hpp,
 // params_are_literals), on which the aggregates stop re-reading their
-// parameters after kProveConstantAfterRows rows of a group: what counts as a
-// literal, which calls are found (quoted function names too), and which SQL
-// texts are searched (running statements, views, triggers, attached schemas).
+// parameters once a group has compared Connection::proof_after_rows() rows
+// (sqlite/params.hpp): what counts as a literal, which calls are found (quoted
+// function names too), which SQL texts are searched (running statements,
+// views, triggers, attached schemas), and how a large schema raises the
+// number of rows before the question is asked.
 // Linked against optdp_static, so the functions are registered with
 // sqlite3_optdp_init and the proof is called directly while a statement runs.
 #include <gtest/gtest.h>
@@ -10,6 +12,7 @@
 
 #include <string>
 
+#include "sqlite/connection.hpp"
 #include "sqlite/constant_args.hpp"
 
 extern "C" int sqlite3_optdp_init(sqlite3* db, char** err, const sqlite3_api_routines* api);
@@ -143,6 +146,38 @@ TEST_F(Proof, ViewsAndTriggersInEverySchema) {
   EXPECT_FALSE(count_literal()) << "view of an attached schema";
   exec("DROP VIEW aux.w; CREATE VIEW aux.w AS SELECT private_count(0.25) FROM aux.u");
   EXPECT_TRUE(count_literal()) << "literal calls everywhere";
+}
+
+TEST_F(Proof, LargeSchemasAskLater) {
+  optdp::sql::Connection* conn = optdp::sql::Connection::for_db(db_);
+  const std::string statement = "SELECT private_count(0.5) FROM t";
+  run(statement);
+  std::size_t bytes = 0;
+  EXPECT_TRUE(params_are_literals(db_, "private_count", 1, 0, &bytes));
+  EXPECT_EQ(bytes, statement.size());
+  EXPECT_TRUE(conn->params_are_literals("private_count", 1, 0));
+  EXPECT_EQ(conn->proof_after_rows(), optdp::sql::Connection::kProveConstantAfterRows) << "a small schema";
+  // 100 views of about 1 KB: the proof reads ~100 KB, so the next groups ask
+  // only after 10 rows per byte, ~1M rows.
+  std::string body = "SELECT x";
+  for (int i = 0; i < 250; ++i) body += " + x";
+  for (int v = 0; v < 100; ++v) exec("CREATE VIEW v" + std::to_string(v) + " AS " + body + " AS y FROM t");
+  run(statement);
+  EXPECT_TRUE(params_are_literals(db_, "private_count", 1, 0, &bytes));
+  std::size_t views = 0;
+  {
+    sqlite3_stmt* q = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(db_, "SELECT sum(length(sql)) FROM sqlite_schema WHERE type IN ('view', 'trigger')",
+                                 -1, &q, nullptr), SQLITE_OK);
+    ASSERT_EQ(sqlite3_step(q), SQLITE_ROW);
+    views = static_cast<std::size_t>(sqlite3_column_int64(q, 0));
+    sqlite3_finalize(q);
+  }
+  EXPECT_GT(views, 100000u);
+  EXPECT_EQ(bytes, statement.size() + views);
+  EXPECT_TRUE(conn->params_are_literals("private_count", 1, 0));
+  EXPECT_EQ(conn->proof_after_rows(), optdp::sql::Connection::kProofRowsPerByte * bytes);
+  optdp::sql::Connection::release(conn);
 }
 
 TEST_F(Proof, NothingRunningIsNoProof) {
