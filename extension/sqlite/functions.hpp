@@ -7,6 +7,7 @@
 namespace optdp::sql {
 
 // count.cpp: private_count(alpha), private_count(x, alpha)
+template <int ARGC>  // 1: private_count(alpha), 2: private_count(x, alpha)
 void private_count_step(sqlite3_context* ctx, int argc, sqlite3_value** argv);
 void private_count_final1(sqlite3_context* ctx);
 void private_count_final2(sqlite3_context* ctx);

@@ -42,8 +42,8 @@ struct Function {
 };
 
 constexpr Function kFunctions[] = {
-    {"private_count", 1, kRandom, nullptr, private_count_step, private_count_final1},
-    {"private_count", 2, kRandom, nullptr, private_count_step, private_count_final2},
+    {"private_count", 1, kRandom, nullptr, private_count_step<1>, private_count_final1},
+    {"private_count", 2, kRandom, nullptr, private_count_step<2>, private_count_final2},
     {"staircase_sum", 3, kRandom, nullptr, staircase_sum_step, staircase_sum_final3},
     {"staircase_sum", 4, kRandom, nullptr, staircase_sum_step, staircase_sum_final4},
     {"staircase_sum", 5, kRandom, nullptr, staircase_sum_step, staircase_sum_final5},
