@@ -10,9 +10,9 @@ namespace {
 
 bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$'; }
 
-// If sql[i] starts a string, quoted identifier or comment, returns the index
-// just past it; otherwise returns i.
-std::size_t skip_quoted(std::string_view sql, std::size_t i) {
+// If sql[i] starts a string or quoted identifier, the index just past its
+// closing quote, or npos if it is not closed; otherwise i.
+std::size_t quoted_end(std::string_view sql, std::size_t i) {
   const std::size_t n = sql.size();
   const char c = sql[i];
   if (c == '\'' || c == '"' || c == '`') {
@@ -22,12 +22,22 @@ std::size_t skip_quoted(std::string_view sql, std::size_t i) {
         return j + 1;
       }
     }
-    return n;
+    return std::string_view::npos;
   }
   if (c == '[') {
     const auto j = sql.find(']', i + 1);
-    return j == std::string_view::npos ? n : j + 1;
+    return j == std::string_view::npos ? j : j + 1;
   }
+  return i;
+}
+
+// If sql[i] starts a string, quoted identifier or comment, returns the index
+// just past it (the end of sql if it is not closed); otherwise returns i.
+std::size_t skip_quoted(std::string_view sql, std::size_t i) {
+  const std::size_t n = sql.size();
+  const std::size_t q = quoted_end(sql, i);
+  if (q != i) return q == std::string_view::npos ? n : q;
+  const char c = sql[i];
   if (c == '-' && i + 1 < n && sql[i + 1] == '-') {
     const auto j = sql.find('\n', i + 2);
     return j == std::string_view::npos ? n : j + 1;
@@ -93,8 +103,8 @@ std::vector<std::vector<std::string>> find_calls(std::string_view sql, std::stri
     std::size_t j;
     std::string word;
     if (c == '"' || c == '`' || c == '[') {
-      j = skip_quoted(sql, i);
-      if (j < i + 2 || sql[j - 1] != (c == '[' ? ']' : c)) { i = j; continue; }  // unterminated
+      j = quoted_end(sql, i);
+      if (j == std::string_view::npos) break;  // not closed: no call after it
       for (std::size_t k = i + 1; k + 1 < j; ++k) {
         word += sql[k];
         if (c != '[' && sql[k] == c) ++k;  // a doubled quote stands for one
@@ -203,18 +213,7 @@ bool is_literal_argument(std::string_view a) {
     return true;
   };
   const char c0 = v.front();
-  if (c0 == '\'') {  // a string: quotes inside are doubled
-    std::size_t i = 1;
-    for (;;) {
-      const std::size_t j = v.find('\'', i);
-      if (j == std::string_view::npos) return false;
-      if (j + 1 < v.size() && v[j + 1] == '\'') {
-        i = j + 2;
-        continue;
-      }
-      return j + 1 == v.size();
-    }
-  }
+  if (c0 == '\'') return quoted_end(v, 0) == v.size();  // one whole string
   if (c0 == '?') return all(v.substr(1), digit);
   if (c0 == ':' || c0 == '@' || c0 == '$')
     return v.size() > 1 && all(v.substr(1), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
