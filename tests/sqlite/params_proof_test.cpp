@@ -180,6 +180,39 @@ TEST_F(Proof, LargeSchemasAskLater) {
   optdp::sql::Connection::release(conn);
 }
 
+// Each aggregate asks once its group has compared 65,536 rows (65,537 rows
+// with the first), not before. Seen through the connection's threshold, which
+// only a question changes: with 100 views of ~1 KB it jumps to ~1M rows.
+TEST(ProofPoint, EveryAggregateAsksAfter65536ComparedRows) {
+  const char* queries[] = {"SELECT private_count(0.5) FROM big", "SELECT private_count(x, 0.5) FROM big",
+                           "SELECT staircase_sum(x, 1.0, 10) FROM big", "SELECT laplace_sum(x, 1.0, 0, 10) FROM big",
+                           "SELECT staircase_sum(x, 1.0, 0, 10, 'l2') FROM big",
+                           "SELECT private_count_levels(0.1, 0.5) FROM big",
+                           "SELECT private_count_levels_of(x, 0.5) FROM big"};
+  for (const char* query : queries) {
+    for (int rows : {65536, 65537}) {
+      sqlite3* db = nullptr;
+      ASSERT_EQ(sqlite3_open(":memory:", &db), SQLITE_OK);
+      char* err = nullptr;
+      ASSERT_EQ(sqlite3_optdp_init(db, &err, nullptr), SQLITE_OK);
+      std::string setup = "CREATE TABLE big(x); WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < " +
+                          std::to_string(rows) + ") INSERT INTO big SELECT i FROM c;";
+      std::string body = "SELECT x";
+      for (int i = 0; i < 250; ++i) body += " + x";
+      for (int v = 0; v < 100; ++v) setup += "CREATE VIEW v" + std::to_string(v) + " AS " + body + " AS y FROM big;";
+      ASSERT_EQ(sqlite3_exec(db, setup.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+      ASSERT_EQ(sqlite3_exec(db, query, nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "") << query;
+      optdp::sql::Connection* conn = optdp::sql::Connection::for_db(db);
+      if (rows == 65536)
+        EXPECT_EQ(conn->proof_after_rows(), optdp::sql::Connection::kProveConstantAfterRows) << query << ": asked early";
+      else
+        EXPECT_GT(conn->proof_after_rows(), 1000000u) << query << ": did not ask";
+      optdp::sql::Connection::release(conn);
+      EXPECT_EQ(sqlite3_close(db), SQLITE_OK);
+    }
+  }
+}
+
 TEST_F(Proof, NothingRunningIsNoProof) {
   EXPECT_FALSE(count_literal());
 }
