@@ -55,6 +55,7 @@ class Ledger {
   std::vector<Entry> entries();
 
   static constexpr int kBusyTimeoutMs = 10000;
+  static constexpr int kWalRetryMs = 5;  // pause between attempts to switch a new ledger to WAL
 
  private:
   void exec(const char* sql);
