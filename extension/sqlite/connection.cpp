@@ -5,7 +5,7 @@
 #include <mutex>
 #include <stdexcept>
 
-#include "sqlite/constant_args.hpp"
+#include "sqlite/params.hpp"
 #include "sqlite/ledger.hpp"
 
 namespace optdp::sql {
@@ -24,14 +24,6 @@ Connection::~Connection() {
   std::lock_guard<std::mutex> lock(registry_mutex);
   auto it = registry().find(db_);
   if (it != registry().end() && it->second == this) registry().erase(it);
-}
-
-bool Connection::params_are_literals(const char* name, int nargs, int first) {
-  std::size_t bytes = 0;
-  const bool literal = sql::params_are_literals(db_, name, nargs, first, &bytes);
-  proof_after_rows_ = static_cast<std::uint32_t>(
-      std::clamp<std::uint64_t>(std::uint64_t{kProofRowsPerByte} * bytes, kProveConstantAfterRows, UINT32_MAX));
-  return literal;
 }
 
 Connection* Connection::for_db(sqlite3* db) {

@@ -52,19 +52,6 @@ class Connection {
   // A level chain for these alphas, cached like the samplers.
   const LevelChain& level_chain(const std::vector<double>& alphas);
 
-  // Whether arguments [first, nargs) of every call name(...) that may be
-  // running are literals (constant_args.hpp, params_are_literals).
-  // proof_after_rows() is how many compared rows a group must have before it
-  // asks (params.hpp): kProveConstantAfterRows, or kProofRowsPerByte rows per
-  // byte of SQL the last proof read, if more. A proof costs about 12 us plus
-  // 4.4 ns per byte of SQL (running statements, views, triggers) on the
-  // machine of bench/README.md, so asking costs at most ~0.6 ns per row of
-  // the groups that ask, whatever the size of the schema.
-  bool params_are_literals(const char* name, int nargs, int first);
-  std::uint32_t proof_after_rows() const { return proof_after_rows_; }
-  static constexpr std::uint32_t kProveConstantAfterRows = 1u << 16;
-  static constexpr std::uint32_t kProofRowsPerByte = 10;
-
   // The last remap computed by remap_count, keyed by its arguments.
   struct RemapCache {
     std::string key;
@@ -90,7 +77,6 @@ class Connection {
   std::unique_ptr<IntegerStaircase> stair_cache_;
   RemapCache remap_cache_;
   std::unique_ptr<LevelChain> levels_cache_;
-  std::uint32_t proof_after_rows_ = kProveConstantAfterRows;
   int refs_ = 0;
 };
 

@@ -1,6 +1,10 @@
 // private_count(alpha) and private_count(x, alpha): the number of rows of the
 // group (rows with x IS NOT NULL in the two-argument form) plus two-sided
 // geometric(alpha) noise, an INTEGER. See sql/reference.md.
+//
+// alpha is read from the statement's text once per release (params.hpp), by
+// the first row or, when no row matched, by the final call; the rows only
+// count.
 #include <cstdint>
 #include <limits>
 
@@ -8,7 +12,6 @@
 #include "core/samplers.hpp"
 #include "sqlite/args.hpp"
 #include "sqlite/connection.hpp"
-#include "sqlite/constant_args.hpp"
 #include "sqlite/functions.hpp"
 #include "sqlite/params.hpp"
 
@@ -17,58 +20,49 @@ namespace optdp::sql {
 namespace {
 
 constexpr const char* kName = "private_count";
+constexpr const char* kParamNames[] = {"alpha"};
 
 // Aggregate context: plain data, zeroed by SQLite on allocation.
 struct CountState {
   std::int64_t rows;
-  double alpha;  // read and validated from the first row
-  ParamCheck check;
+  double alpha;
+  bool ready;  // alpha has been read
 };
+
+double read_alpha(sqlite3_context* ctx, int argc) {
+  return alpha_param(read_params(sqlite3_context_db_handle(ctx), kName, argc, argc - 1, kParamNames)[0]);
+}
+
+// The first row of a group: reads alpha (an error stops the statement).
+[[gnu::noinline]] bool first_row(sqlite3_context* ctx, int argc, CountState* st) {
+  if (!st) {
+    sqlite3_result_error_nomem(ctx);
+    return false;
+  }
+  st->ready = guard(ctx, kName, [&] { st->alpha = read_alpha(ctx, argc); });
+  return st->ready;
+}
 
 void finish(sqlite3_context* ctx, int argc) {
   guard(ctx, kName, [&] {
     auto* st = static_cast<CountState*>(sqlite3_aggregate_context(ctx, 0));
     CountState empty{};
-    if (!st) {
-      // No rows at all: 0 + noise, with alpha read from the statement.
-      auto args = constant_args(sqlite3_context_db_handle(ctx), kName, argc, argc - 1);
-      empty.alpha = alpha_arg(args[0].get());
-      empty.check.params = Params::Checked;
+    if (!st) {  // no rows: the same reading of alpha as a first row does
+      empty.alpha = read_alpha(ctx, argc);
+      empty.ready = true;
       st = &empty;
     }
-    if (st->check.released_nothing()) return;  // the step reported the error
+    if (!st->ready) return;  // the first row reported the error
     Connection& conn = connection(ctx);
     conn.charge(kName, epsilon_of_alpha(st->alpha));
     const std::int64_t noise = conn.two_sided_geometric(st->alpha)(conn.rng());
+    // Saturating: an error here would depend on the count (post-processing
+    // of an unreachable sum, |noise| < 2^62).
     std::int64_t out;
-    if (__builtin_add_overflow(st->rows, noise, &out)) throw std::overflow_error("count plus noise overflows INTEGER");
+    if (__builtin_add_overflow(st->rows, noise, &out))
+      out = noise > 0 ? std::numeric_limits<std::int64_t>::max() : std::numeric_limits<std::int64_t>::min();
     sqlite3_result_int64(ctx, out);
   });
-}
-
-// The first row reads alpha; the next rows compare it, until the proof that
-// it is a literal (params.hpp). Returns whether the row counts.
-[[gnu::noinline]] bool check_alpha(sqlite3_context* ctx, CountState& st, int argc, sqlite3_value** argv) {
-  sqlite3_value* alpha = argv[argc - 1];
-  if (st.check.params == Params::Unread) {
-    st.check.first_row(ctx, guard(ctx, kName, [&] { st.alpha = alpha_arg(alpha); }));
-  } else if (st.check.params == Params::Checked) {
-    const bool same = unchanged_number(alpha, st.alpha) ||
-                      guard(ctx, kName, [&] { require_same_number(alpha, st.alpha, "alpha"); });
-    st.check.compared_row(ctx, same, kName, argc, argc - 1);
-  }
-  return !st.check.failed();
-}
-
-// Rows before the proof, and errors: out of line, so that the hot path below
-// keeps few registers across its one call into SQLite.
-[[gnu::noinline]] void step_slow(sqlite3_context* ctx, int argc, sqlite3_value** argv, CountState* st) {
-  if (!st) {
-    sqlite3_result_error_nomem(ctx);
-    return;
-  }
-  if (!check_alpha(ctx, *st, argc, argv)) return;  // not constant(), or the hot path would have counted it
-  if (argc == 1 || sqlite3_value_type(argv[0]) != SQLITE_NULL) ++st->rows;
 }
 
 }  // namespace
@@ -76,11 +70,9 @@ void finish(sqlite3_context* ctx, int argc) {
 template <int ARGC>
 void private_count_step(sqlite3_context* ctx, int, sqlite3_value** argv) {
   auto* st = static_cast<CountState*>(sqlite3_aggregate_context(ctx, sizeof(CountState)));
-  if (st && st->check.constant()) [[likely]] {
-    if (ARGC == 1 || sqlite3_value_type(argv[0]) != SQLITE_NULL) ++st->rows;
+  if (!(st && st->ready) && !first_row(ctx, ARGC, st)) [[unlikely]]
     return;
-  }
-  step_slow(ctx, ARGC, argv, st);
+  if (ARGC == 1 || sqlite3_value_type(argv[0]) != SQLITE_NULL) ++st->rows;
 }
 template void private_count_step<1>(sqlite3_context*, int, sqlite3_value**);
 template void private_count_step<2>(sqlite3_context*, int, sqlite3_value**);

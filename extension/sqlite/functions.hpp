@@ -36,9 +36,10 @@ void dp_derivable_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
 
 // levels.cpp: private_count_levels(alpha_1..alpha_k), private_count_levels_of(x, alpha_1..), release_levels
 void private_count_levels_step(sqlite3_context* ctx, int argc, sqlite3_value** argv);
-void private_count_levels_final(sqlite3_context* ctx);
+// The final of the form with k levels (1..kMaxLevels): one per arity.
+void (*private_count_levels_final(int k))(sqlite3_context*);
 void private_count_levels_of_step(sqlite3_context* ctx, int argc, sqlite3_value** argv);
-void private_count_levels_of_final(sqlite3_context* ctx);
+void (*private_count_levels_of_final(int k))(sqlite3_context*);
 extern const TableFunction kReleaseLevels;
 
 // budget.cpp: the privacy ledger

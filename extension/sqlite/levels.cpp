@@ -6,14 +6,15 @@
 //
 // The two aggregate forms have different names because private_count_levels(0.1, 0.5)
 // could otherwise be read either as two levels or as x = 0.1 with one level.
+#include <array>
 #include <string>
+#include <utility>
 
 #include "core/levels.hpp"
 #include "core/loss.hpp"
 #include "core/privacy.hpp"
 #include "sqlite/args.hpp"
 #include "sqlite/connection.hpp"
-#include "sqlite/constant_args.hpp"
 #include "sqlite/functions.hpp"
 #include "sqlite/params.hpp"
 #include "sqlite/vtab.hpp"
@@ -26,84 +27,60 @@ struct LevelsState {
   std::int64_t rows;
   double alphas[kMaxLevels];
   int k;
-  ParamCheck check;
+  bool ready;  // the levels have been read
 };
 
-const char* level_name(int i) {
-  static const char* const names[kMaxLevels] = {"alpha_1",  "alpha_2",  "alpha_3",  "alpha_4",  "alpha_5",  "alpha_6",
-                                                "alpha_7",  "alpha_8",  "alpha_9",  "alpha_10", "alpha_11", "alpha_12",
-                                                "alpha_13", "alpha_14", "alpha_15", "alpha_16"};
-  return names[i];
-}
-
-void read_levels(LevelsState& st, int first, int argc, sqlite3_value** argv) {
-  std::vector<double> a;
-  for (int i = first; i < argc; ++i) a.push_back(alpha_arg(argv[i], level_name(i - first)));
-  check_levels(a);
-  st.k = static_cast<int>(a.size());
-  std::copy(a.begin(), a.end(), st.alphas);
-}
+constexpr const char* kLevelNames[kMaxLevels] = {"alpha_1",  "alpha_2",  "alpha_3",  "alpha_4",  "alpha_5",  "alpha_6",
+                                                 "alpha_7",  "alpha_8",  "alpha_9",  "alpha_10", "alpha_11", "alpha_12",
+                                                 "alpha_13", "alpha_14", "alpha_15", "alpha_16"};
 
 template <int FIRST>  // 0: private_count_levels, 1: private_count_levels_of
 constexpr const char* name_of() {
   return FIRST == 0 ? "private_count_levels" : "private_count_levels_of";
 }
 
-// The first row reads the levels; the next rows compare them, until the
-// proof that they are literals (params.hpp). Returns whether the row counts.
+// Reads the levels from the statement's text (params.hpp): the same call for
+// a first row and for an empty input. argc is the arity this final or step
+// was registered with, so each arity reads its own calls.
 template <int FIRST>
-[[gnu::noinline]] bool check_levels_args(sqlite3_context* ctx, LevelsState& st, int argc, sqlite3_value** argv) {
-  if (st.check.params == Params::Unread) {
-    st.check.first_row(ctx, guard(ctx, name_of<FIRST>(), [&] { read_levels(st, FIRST, argc, argv); }));
-  } else if (st.check.params == Params::Checked) {
-    bool same = true;
-    for (int i = FIRST; i < argc && same; ++i) {
-      if (!unchanged_number(argv[i], st.alphas[i - FIRST])) [[unlikely]]
-        same = guard(ctx, name_of<FIRST>(),
-                     [&] { require_same_number(argv[i], st.alphas[i - FIRST], level_name(i - FIRST)); });
-    }
-    st.check.compared_row(ctx, same, name_of<FIRST>(), argc, FIRST);
+void read_levels(sqlite3_context* ctx, LevelsState& st, int argc) {
+  const auto p = read_params(sqlite3_context_db_handle(ctx), name_of<FIRST>(), argc, FIRST, kLevelNames);
+  std::vector<double> a;
+  for (std::size_t i = 0; i < p.size(); ++i) a.push_back(alpha_param(p[i], kLevelNames[i]));
+  check_levels(a);
+  st.k = static_cast<int>(a.size());
+  std::copy(a.begin(), a.end(), st.alphas);
+}
+
+template <int FIRST>
+[[gnu::noinline]] bool first_row(sqlite3_context* ctx, LevelsState* st, int argc) {
+  if (!st) {
+    sqlite3_result_error_nomem(ctx);
+    return false;
   }
-  return !st.check.failed();
+  st->ready = guard(ctx, name_of<FIRST>(), [&] { read_levels<FIRST>(ctx, *st, argc); });
+  return st->ready;
 }
 
 template <int FIRST>
 void levels_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   auto* st = static_cast<LevelsState*>(sqlite3_aggregate_context(ctx, sizeof(LevelsState)));
-  if (!st) {
-    sqlite3_result_error_nomem(ctx);
-    return;
-  }
-  if (!st->check.constant() && !check_levels_args<FIRST>(ctx, *st, argc, argv)) [[unlikely]]
+  if (!(st && st->ready) && !first_row<FIRST>(ctx, st, argc)) [[unlikely]]
     return;
   if (FIRST == 0 || sqlite3_value_type(argv[0]) != SQLITE_NULL) ++st->rows;
 }
 
-template <int FIRST>
+template <int FIRST, int ARGC>
 void levels_final(sqlite3_context* ctx) {
   guard(ctx, name_of<FIRST>(), [&] {
     auto* st = static_cast<LevelsState*>(sqlite3_aggregate_context(ctx, 0));
     LevelsState empty{};
-    if (!st) {
-      // No rows: find the call (any number of levels) in the SQL text.
-      std::vector<ValuePtr> args;
-      std::string last_error;
-      for (int k = 1; k <= kMaxLevels && args.empty(); ++k) {
-        try {
-          args = constant_args(sqlite3_context_db_handle(ctx), name_of<FIRST>(), k + FIRST, FIRST);
-        } catch (const std::invalid_argument& e) {
-          last_error = e.what();
-          if (last_error.find("no call with") == std::string::npos) throw;
-        }
-      }
-      if (args.empty()) throw std::invalid_argument(last_error);
-      std::vector<sqlite3_value*> argv(args.size() + FIRST, nullptr);
-      for (std::size_t i = 0; i < args.size(); ++i) argv[i + FIRST] = args[i].get();
-      read_levels(empty, FIRST, static_cast<int>(argv.size()), argv.data());
-      empty.check.params = Params::Checked;
+    if (!st) {  // no rows: the same reading of the levels as a first row does
+      read_levels<FIRST>(ctx, empty, ARGC);
+      empty.ready = true;
       st = &empty;
     }
-    if (st->check.released_nothing()) return;  // the step reported the error
+    if (!st->ready) return;  // the first row reported the error
     Connection& conn = connection(ctx);
     conn.charge(name_of<FIRST>(), epsilon_of_alpha(st->alphas[0]));  // the least private level
     const auto released =
@@ -117,6 +94,11 @@ void levels_final(sqlite3_context* ctx) {
     sqlite3_result_text(ctx, json.c_str(), static_cast<int>(json.size()), SQLITE_TRANSIENT);
     sqlite3_result_subtype(ctx, 'J');  // JSON, for SQLite's json functions
   });
+}
+
+template <int FIRST, std::size_t... K>
+constexpr std::array<void (*)(sqlite3_context*), kMaxLevels> finals(std::index_sequence<K...>) {
+  return {&levels_final<FIRST, static_cast<int>(K) + 1 + FIRST>...};
 }
 
 class LevelRows final : public RowSource {
@@ -151,11 +133,19 @@ std::unique_ptr<RowSource> open_release_levels(sqlite3_value** argv, Connection&
 }  // namespace
 
 void private_count_levels_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) { levels_step<0>(ctx, argc, argv); }
-void private_count_levels_final(sqlite3_context* ctx) { levels_final<0>(ctx); }
 void private_count_levels_of_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   levels_step<1>(ctx, argc, argv);
 }
-void private_count_levels_of_final(sqlite3_context* ctx) { levels_final<1>(ctx); }
+// One final per arity: with no rows, the final must know how many levels its
+// own call has (an arity-blind final would read another call's levels).
+void (*private_count_levels_final(int k))(sqlite3_context*) {
+  static constexpr auto kFinals = finals<0>(std::make_index_sequence<kMaxLevels>());
+  return kFinals[static_cast<std::size_t>(k - 1)];
+}
+void (*private_count_levels_of_final(int k))(sqlite3_context*) {
+  static constexpr auto kFinals = finals<1>(std::make_index_sequence<kMaxLevels>());
+  return kFinals[static_cast<std::size_t>(k - 1)];
+}
 
 const TableFunction kReleaseLevels{"release_levels", "level INTEGER, alpha REAL, released INTEGER", 3,
                                    {"value", "n", "alphas"}, 3, open_release_levels, /*random=*/true};

@@ -30,6 +30,11 @@ using Final = void (*)(sqlite3_context*);
 
 constexpr int kDeterministic = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS;
 constexpr int kRandom = SQLITE_UTF8;                       // never DETERMINISTIC
+// The randomised aggregates read their parameters from the text of the
+// running statement (params.hpp), so they must be called in it directly: not
+// from views, triggers or schema expressions, which an untrusted schema
+// could also use to spend the budget.
+constexpr int kRelease = SQLITE_UTF8 | SQLITE_DIRECTONLY;
 constexpr int kDirectOnly = SQLITE_UTF8 | SQLITE_DIRECTONLY;  // changes connection state
 
 struct Function {
@@ -42,13 +47,13 @@ struct Function {
 };
 
 constexpr Function kFunctions[] = {
-    {"private_count", 1, kRandom, nullptr, private_count_step<1>, private_count_final1},
-    {"private_count", 2, kRandom, nullptr, private_count_step<2>, private_count_final2},
-    {"staircase_sum", 3, kRandom, nullptr, staircase_sum_step, staircase_sum_final3},
-    {"staircase_sum", 4, kRandom, nullptr, staircase_sum_step, staircase_sum_final4},
-    {"staircase_sum", 5, kRandom, nullptr, staircase_sum_step, staircase_sum_final5},
-    {"laplace_sum", 3, kRandom, nullptr, laplace_sum_step, laplace_sum_final3},
-    {"laplace_sum", 4, kRandom, nullptr, laplace_sum_step, laplace_sum_final4},
+    {"private_count", 1, kRelease, nullptr, private_count_step<1>, private_count_final1},
+    {"private_count", 2, kRelease, nullptr, private_count_step<2>, private_count_final2},
+    {"staircase_sum", 3, kRelease, nullptr, staircase_sum_step, staircase_sum_final3},
+    {"staircase_sum", 4, kRelease, nullptr, staircase_sum_step, staircase_sum_final4},
+    {"staircase_sum", 5, kRelease, nullptr, staircase_sum_step, staircase_sum_final5},
+    {"laplace_sum", 3, kRelease, nullptr, laplace_sum_step, laplace_sum_final3},
+    {"laplace_sum", 4, kRelease, nullptr, laplace_sum_step, laplace_sum_final4},
     {"staircase_gamma", 2, kDeterministic, staircase_gamma_fn, nullptr, nullptr},
     {"noise_cost", 4, kDeterministic, noise_cost_fn, nullptr, nullptr},
     {"dp_sum_grid", 3, kDeterministic, dp_sum_grid_fn, nullptr, nullptr},
@@ -95,12 +100,12 @@ int register_all(sqlite3* db, char** pzErrMsg) {
   // private_count_levels takes 1..16 levels, private_count_levels_of x and 1..16 levels.
   for (int k = 1; k <= kMaxLevels && rc == SQLITE_OK; ++k) {
     rc = register_function(
-        db, {"private_count_levels", k, kRandom, nullptr, private_count_levels_step, private_count_levels_final},
+        db, {"private_count_levels", k, kRelease, nullptr, private_count_levels_step, private_count_levels_final(k)},
         conn, pzErrMsg);
     if (rc == SQLITE_OK)
       rc = register_function(db,
-                             {"private_count_levels_of", k + 1, kRandom, nullptr, private_count_levels_of_step,
-                              private_count_levels_of_final},
+                             {"private_count_levels_of", k + 1, kRelease, nullptr, private_count_levels_of_step,
+                              private_count_levels_of_final(k)},
                              conn, pzErrMsg);
   }
   for (const TableFunction* t : kTables) {

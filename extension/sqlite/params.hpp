@@ -1,58 +1,50 @@
-// optdp SQLite bindings: how an aggregate checks its parameters (alpha, eps,
-// delta, lower, upper, cost, the levels) from row to row of a group.
+// optdp SQLite bindings: the parameters of a randomised aggregate
+// (private_count, staircase_sum, laplace_sum, private_count_levels(_of)).
 //
-// The first row reads and validates them. The next rows are compared with
-// them, until the group has compared ParamCheck::prove_at rows; then the
-// connection is asked once whether the parameters are literals in every call
-// that may be running (Connection::params_are_literals, after
-// constant_args.hpp's params_are_literals). If they are, they cannot change,
-// and the remaining rows are not re-read: re-reading costs two SQLite API
-// calls per parameter and row, more than the rest of the aggregate
-// (bench/README.md). prove_at is kProveConstantAfterRows (65,536), or more
-// when the connection's last proof read much SQL (a large schema), so that
-// the question never costs more than about 0.6 ns per row of the groups that
-// ask it (Connection::proof_after_rows).
+// They are read from the text of the running statement (sql_text.hpp) once
+// per release, by the first row of a group or, when no row matched, by the
+// final call: the same function on both paths, so whether a release succeeds,
+// every message, and the values used never depend on whether rows matched.
+// The values SQLite passes with each row are not used for the parameters.
+//
+// This is sound because these aggregates are registered SQLITE_DIRECTONLY:
+// SQLite refuses them in views, triggers and schema expressions, so every
+// call that can be running is in the text of a running top-level statement.
+// Nothing is prepared or evaluated: the text is only read.
 #pragma once
 
-#include <cstdint>
+#include <string>
+#include <vector>
 
 #include "sqlite/api.hpp"
-#include "sqlite/connection.hpp"
+#include "sqlite/sql_text.hpp"
 
 namespace optdp::sql {
 
-enum class Params : unsigned char {
-  Unread = 0,  // no row yet (SQLite zeroes the aggregate context)
-  Checked,     // read from the first row; later rows are compared with them
-  Constant,    // proven literals: later rows are not re-read
-  Failed,      // a step reported an error: release nothing
-};
+// The parameters (arguments first .. argc-1, named names[0..]) of the call
+// name(...) with argc arguments in the running statements. Throws
+// std::invalid_argument when they cannot be read: no such call is found, a
+// parameter is not one of the literal forms (sql_text.hpp), a bound value
+// cannot be read back, or several calls disagree.
+std::vector<Param> read_params(sqlite3* db, const char* name, int argc, int first, const char* const* names);
 
-// Plain data inside an aggregate context (zero is Unread).
-struct ParamCheck {
-  Params params;
-  std::uint32_t compared;  // rows compared with the first row's parameters
-  std::uint32_t prove_at;  // ask for the proof when compared reaches this
+// The text (bound parameters expanded) of a running statement that calls
+// name, for the ledger's record; "" if none is found.
+std::string running_sql(sqlite3* db, const char* name);
 
-  bool constant() const { return params == Params::Constant; }
-  bool failed() const { return params == Params::Failed; }
-  bool released_nothing() const { return params == Params::Failed || params == Params::Unread; }
+// How a parameter is shown in messages: NULL, 1.5, 42, text 'abc', a blob of 3 bytes.
+std::string describe(const Param& p);
 
-  // After the first row: ok is whether its parameters were valid.
-  void first_row(sqlite3_context* ctx, bool ok) {
-    params = ok ? Params::Checked : Params::Failed;
-    prove_at = connection(ctx).proof_after_rows();
-  }
-  // After a later row was compared: same is whether its parameters were the
-  // first row's (when not, the caller has reported the error). Arguments
-  // [first, argc) of name(...) are the parameters.
-  void compared_row(sqlite3_context* ctx, bool same, const char* name, int argc, int first) {
-    if (!same) {
-      params = Params::Failed;
-    } else if (++compared == prove_at && connection(ctx).params_are_literals(name, argc, first)) {
-      params = Params::Constant;
-    }
-  }
-};
+// A number (INTEGER or REAL); otherwise "<name> must be a number, but is <p>".
+double number_param(const Param& p, const char* name);
+
+// A privacy level alpha: a REAL in (0, 1). A REAL bound to the statement is
+// read with 15 significant digits (Param::bound_real); it is refused if that
+// leaves its epsilon = -ln(alpha) uncertain by more than a factor 1 + 1e-9,
+// which happens only for alpha above about 1 - 5e-7.
+double alpha_param(const Param& p, const char* name = "alpha");
+
+// A TEXT; otherwise "<name> must be text (<domain>), but is <p>".
+std::string text_param(const Param& p, const char* name, const char* domain);
 
 }  // namespace optdp::sql

@@ -17,7 +17,6 @@
 #include "core/staircase.hpp"
 #include "sqlite/args.hpp"
 #include "sqlite/connection.hpp"
-#include "sqlite/constant_args.hpp"
 #include "sqlite/functions.hpp"
 #include "sqlite/params.hpp"
 
@@ -29,7 +28,9 @@ enum class Mechanism { Staircase, Laplace };
 
 constexpr const char* name_of(Mechanism m) { return m == Mechanism::Staircase ? "staircase_sum" : "laplace_sum"; }
 
-constexpr std::size_t kMaxCostText = 64;
+// Parameter names by arity: (x, eps, delta), (x, eps, lower, upper [, cost]).
+constexpr const char* kNames3[] = {"eps", "delta"};
+constexpr const char* kNames45[] = {"eps", "lower", "upper", "cost"};
 
 // Aggregate context: plain data, zeroed by SQLite on allocation.
 struct SumState {
@@ -47,100 +48,60 @@ struct SumState {
   }
   double eps, lower, upper;
   CostSpec cost;
-  char cost_text[kMaxCostText];  // as given, to check that it stays the same
-  std::size_t cost_len;          // its length in bytes (argc == 5)
   Grid grid;
-  ParamCheck check;
+  bool ready;  // the parameters have been read
 };
 
-// Reads and validates the parameters (argv[1..argc)) into st. One place for
-// the first row and for an empty input (parameters read from the statement).
-void read_params(SumState& st, Mechanism mech, int argc, sqlite3_value** argv) {
-  st.eps = number_arg(argv[1], "eps");
+// Reads and validates the parameters from the statement's text
+// (params.hpp): the same call for a first row and for an empty input.
+void read_params(sqlite3_context* ctx, SumState& st, Mechanism mech, int argc) {
+  const auto p = sql::read_params(sqlite3_context_db_handle(ctx), name_of(mech), argc, 1,
+                                  argc == 3 ? kNames3 : kNames45);
+  st.eps = number_param(p[0], "eps");
   check_positive(st.eps, "eps");
   if (argc == 3) {
-    const double delta = number_arg(argv[2], "delta");
+    const double delta = number_param(p[1], "delta");
     check_positive(delta, "delta");
     st.lower = 0;
     st.upper = delta;
   } else {
-    st.lower = number_arg(argv[2], "lower");
-    st.upper = number_arg(argv[3], "upper");
+    st.lower = number_param(p[1], "lower");
+    st.upper = number_param(p[2], "upper");
   }
   st.cost = CostSpec{};
-  st.cost_text[0] = 0;
-  if (argc == 5) {
-    if (sqlite3_value_type(argv[4]) != SQLITE_TEXT)
-      throw std::invalid_argument("cost must be text ('l1', 'l2' or 'gamma=G'), but is " + describe(argv[4]));
-    const char* text = reinterpret_cast<const char*>(sqlite3_value_text(argv[4]));
-    const int n = sqlite3_value_bytes(argv[4]);
-    st.cost = parse_cost_spec(std::string_view(text ? text : "", static_cast<std::size_t>(n)));
-    std::memcpy(st.cost_text, text, static_cast<std::size_t>(n));  // < 64 bytes once parsed
-    st.cost_text[n] = 0;
-    st.cost_len = static_cast<std::size_t>(n);
-  }
+  if (argc == 5) st.cost = parse_cost_spec(text_param(p[3], "cost", "'l1', 'l2' or 'gamma=G'"));
   st.grid = make_grid(st.eps, st.lower, st.upper, argc == 3 ? "delta" : "upper - lower");
-  (void)mech;
 }
 
-// Whether v is the first row's cost text, byte for byte (a text with a NUL
-// after 'l1' is not 'l1').
-bool unchanged_cost(sqlite3_value* v, const SumState& st) {
-  if (sqlite3_value_type(v) != SQLITE_TEXT) return false;
-  const auto* text = sqlite3_value_text(v);
-  return text && static_cast<std::size_t>(sqlite3_value_bytes(v)) == st.cost_len &&
-         std::memcmp(text, st.cost_text, st.cost_len) == 0;
+// A row's x as SQLite's sum() reads it: a number as it is, text or a blob
+// that looks like a number as that number, anything else as 0. Never an
+// error: whether a release fails must not depend on the rows.
+[[gnu::noinline]] double other_x(sqlite3_value* x) {
+  sqlite3_value_numeric_type(x);  // applies numeric affinity, as sum() does
+  const double v = sqlite3_value_double(x);
+  return v == v ? v : 0.0;
 }
 
-// Throws unless argv[1..argc) equal the parameters of the first row.
-void require_same_params(const SumState& st, int argc, sqlite3_value** argv) {
-  require_same_number(argv[1], st.eps, "eps");
-  if (argc == 3) {
-    require_same_number(argv[2], st.upper, "delta");
-    return;
-  }
-  require_same_number(argv[2], st.lower, "lower");
-  require_same_number(argv[3], st.upper, "upper");
-  if (argc == 5 && !unchanged_cost(argv[4], st))
-    throw std::invalid_argument("cost must be the same in every row of a group, but changed from " +
-                                quote_text(std::string_view(st.cost_text, st.cost_len)) + " to " + describe(argv[4]));
-}
-
-// The first row reads the parameters; the next rows compare them, until the
-// proof that they are literals (params.hpp). Returns whether to go on with
-// the row.
 template <Mechanism M>
-[[gnu::noinline]] bool check_params(sqlite3_context* ctx, SumState& st, int argc, sqlite3_value** argv) {
-  if (st.check.params == Params::Unread) {
-    st.check.first_row(ctx, guard(ctx, name_of(M), [&] { read_params(st, M, argc, argv); }));
-  } else if (st.check.params == Params::Checked) {
-    bool same = unchanged_number(argv[1], st.eps);
-    if (argc == 3) same = same && unchanged_number(argv[2], st.upper);
-    else same = same && unchanged_number(argv[2], st.lower) && unchanged_number(argv[3], st.upper);
-    if (argc == 5) same = same && unchanged_cost(argv[4], st);
-    if (!same) same = guard(ctx, name_of(M), [&] { require_same_params(st, argc, argv); });
-    st.check.compared_row(ctx, same, name_of(M), argc, 1);
+[[gnu::noinline]] bool first_row(sqlite3_context* ctx, SumState* st, int argc) {
+  if (!st) {
+    sqlite3_result_error_nomem(ctx);
+    return false;
   }
-  return !st.check.failed();
+  st->ready = guard(ctx, name_of(M), [&] { read_params(ctx, *st, M, argc); });
+  return st->ready;
 }
 
 template <Mechanism M>
 void sum_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   auto* st = static_cast<SumState*>(sqlite3_aggregate_context(ctx, sizeof(SumState)));
-  if (!st) {
-    sqlite3_result_error_nomem(ctx);
-    return;
-  }
-  if (!st->check.constant() && !check_params<M>(ctx, *st, argc, argv)) [[unlikely]]
+  if (!(st && st->ready) && !first_row<M>(ctx, st, argc)) [[unlikely]]
     return;
   sqlite3_value* x = argv[0];
   const int t = sqlite3_value_type(x);
   if (t == SQLITE_NULL) return;
-  if (t != SQLITE_FLOAT && t != SQLITE_INTEGER) [[unlikely]] {
-    if (!guard(ctx, name_of(M), [&] { number_arg(x, "x"); })) st->check.params = Params::Failed;
-    return;
-  }
-  st->add(st->grid.quantize(sqlite3_value_double(x), st->lower, st->upper));
+  const double v = (t == SQLITE_FLOAT || t == SQLITE_INTEGER) ? sqlite3_value_double(x) : other_x(x);
+  st->add(st->grid.quantize(v, st->lower, st->upper));
 }
 
 template <Mechanism M, int ARGC>
@@ -148,16 +109,12 @@ void sum_final(sqlite3_context* ctx) {
   guard(ctx, name_of(M), [&] {
     auto* st = static_cast<SumState*>(sqlite3_aggregate_context(ctx, 0));
     SumState empty{};
-    if (!st) {
-      // No rows at all: 0 + noise, with the parameters read from the statement.
-      auto args = constant_args(sqlite3_context_db_handle(ctx), name_of(M), ARGC, 1);
-      sqlite3_value* argv[5] = {nullptr};
-      for (int i = 1; i < ARGC; ++i) argv[i] = args[static_cast<std::size_t>(i - 1)].get();
-      read_params(empty, M, ARGC, argv);
-      empty.check.params = Params::Checked;
+    if (!st) {  // no rows: the same reading of the parameters as a first row does
+      read_params(ctx, empty, M, ARGC);
+      empty.ready = true;
       st = &empty;
     }
-    if (st->check.released_nothing()) return;  // the step reported the error
+    if (!st->ready) return;  // the first row reported the error
     Connection& conn = connection(ctx);
     conn.charge(name_of(M), st->eps);
     const std::int64_t D = st->grid.D();

@@ -14,11 +14,15 @@
 #include <vector>
 
 #include "sqlite/api.hpp"
-#include "sqlite/constant_args.hpp"
 
 namespace optdp::sql {
 
 class Connection;
+
+struct ValueDeleter {
+  void operator()(sqlite3_value* v) const { sqlite3_value_free(v); }
+};
+using ValuePtr = std::unique_ptr<sqlite3_value, ValueDeleter>;
 
 // The rows of one call. Positioned on the first row after construction.
 class RowSource {

@@ -1,0 +1,142 @@
+#include "sqlite/params.hpp"
+
+#include <cmath>
+#include <optional>
+#include <stdexcept>
+
+#include "core/format.hpp"
+#include "core/privacy.hpp"
+
+namespace optdp::sql {
+
+namespace {
+
+struct Expanded {
+  char* text = nullptr;
+  ~Expanded() { sqlite3_free(text); }
+};
+
+std::string show(const std::vector<Param>& values, int first, const char* const* names) {
+  std::string s;
+  for (std::size_t k = 0; k < values.size(); ++k) {
+    if (k) s += ", ";
+    s += names[k];
+    s += ' ';
+    s += describe(values[k]);
+  }
+  (void)first;
+  return s;
+}
+
+}  // namespace
+
+std::vector<Param> read_params(sqlite3* db, const char* name, int argc, int first, const char* const* names) {
+  std::optional<std::vector<Param>> found;
+  for (sqlite3_stmt* s = sqlite3_next_stmt(db, nullptr); s; s = sqlite3_next_stmt(db, s)) {
+    if (!sqlite3_stmt_busy(s)) continue;
+    const char* raw = sqlite3_sql(s);
+    if (!raw) continue;
+    const std::string_view text(raw);
+    const auto tokens = tokenize(text);
+    std::optional<std::vector<std::optional<Param>>> bound;  // read on first need
+    const BoundValue bound_value = [&](std::size_t k) -> std::optional<Param> {
+      if (!bound) {
+        Expanded e;
+        e.text = sqlite3_expanded_sql(s);
+        bound = bound_values(text, tokens, e.text ? std::string_view(e.text) : std::string_view());
+      }
+      if (!(*bound)[k])
+        throw std::invalid_argument("the value bound to " +
+                                    std::string(text.substr(tokens[k].begin, tokens[k].end - tokens[k].begin)) +
+                                    " cannot be read back from the statement (sqlite3_expanded_sql)");
+      return (*bound)[k];
+    };
+    for (const Call& call : find_calls(text, tokens, name)) {
+      if (static_cast<int>(call.args.size()) != argc) continue;
+      std::vector<Param> values;
+      for (int a = first; a < argc; ++a) {
+        const auto [b, e] = call.args[static_cast<std::size_t>(a)];
+        auto v = read_literal(text, tokens, b, e, bound_value);
+        if (!v)
+          throw std::invalid_argument(std::string(names[a - first]) +
+                                      " must be a literal or a bound parameter (optdp fixes the noise before it reads "
+                                      "any row), but is " +
+                                      (b == e ? std::string("empty") : "the expression " +
+                                                                           quote_text(argument_text(text, tokens, b, e), 60)));
+        values.push_back(std::move(*v));
+      }
+      if (!found) {
+        found = std::move(values);
+      } else if (*found != values) {
+        throw std::invalid_argument("the running statements call it with different parameters (" +
+                                    show(*found, first, names) + "; " + show(values, first, names) +
+                                    "), and which call is releasing cannot be told: give each its own statement");
+      }
+    }
+  }
+  if (!found)
+    throw std::invalid_argument("its parameters cannot be read: no call with " + std::to_string(argc) +
+                                (argc == 1 ? " argument" : " arguments") + std::string(" is in the text of a running statement"));
+  return *found;
+}
+
+std::string running_sql(sqlite3* db, const char* name) {
+  for (sqlite3_stmt* s = sqlite3_next_stmt(db, nullptr); s; s = sqlite3_next_stmt(db, s)) {
+    if (!sqlite3_stmt_busy(s)) continue;
+    const char* raw = sqlite3_sql(s);
+    if (!raw) continue;
+    const std::string_view text(raw);
+    if (find_calls(text, tokenize(text), name).empty()) continue;
+    Expanded e;
+    e.text = sqlite3_expanded_sql(s);
+    return e.text ? e.text : raw;
+  }
+  return "";
+}
+
+std::string describe(const Param& p) {
+  switch (p.type) {
+    case Param::Type::Null: return "NULL";
+    case Param::Type::Integer: return std::to_string(p.i);
+    case Param::Type::Real: {
+      std::string s = format_double(p.d);
+      if (s.find_first_of(".eEnN") == std::string::npos) s += ".0";  // 1.0 is REAL, 1 is INTEGER
+      return s;
+    }
+    case Param::Type::Text: return "text " + quote_text(p.bytes);
+    case Param::Type::Blob: return "a blob of " + std::to_string(p.i) + (p.i == 1 ? " byte" : " bytes");
+  }
+  return "?";
+}
+
+double number_param(const Param& p, const char* name) {
+  if (p.type == Param::Type::Real) return p.d;
+  if (p.type == Param::Type::Integer) return static_cast<double>(p.i);
+  throw std::invalid_argument(std::string(name) + " must be a number, but is " + describe(p));
+}
+
+double alpha_param(const Param& p, const char* name) {
+  const double a = number_param(p, name);
+  if (p.type == Param::Type::Integer || !(a > 0 && a < 1))
+    throw std::invalid_argument(std::string(name) + " must be in (0, 1), but is " + describe(p));
+  if (p.bound_real) {
+    // The bound double is within h of a (half a unit in the 15th significant
+    // digit), so epsilon is known within about h / (a eps), relatively.
+    const double h = 5e-15 * std::pow(10.0, std::floor(std::log10(a)));
+    const double eps = epsilon_of_alpha(a, name);
+    if (h > 1e-9 * a * eps)
+      throw std::invalid_argument(std::string(name) + " was bound as a REAL, which SQLite passes on with 15 "
+                                  "significant digits (" + describe(p) + "), and that fixes epsilon only to within a "
+                                  "factor " + format_double(1 + h / (a * eps)) +
+                                  ": write it in the SQL text instead of binding it");
+  }
+  return a;
+}
+
+std::string text_param(const Param& p, const char* name, const char* domain) {
+  if (p.type != Param::Type::Text)
+    throw std::invalid_argument(std::string(name) + " must be text (" + domain + "), but is " + describe(p));
+  return p.bytes;
+}
+
+}  // namespace optdp::sql
