@@ -23,6 +23,7 @@ namespace {
 Ledger& attached(sqlite3_context* ctx) {
   Ledger* l = connection(ctx).ledger();
   if (!l) throw std::invalid_argument("no privacy ledger is attached to this connection (see dp_ledger_attach)");
+  connection(ctx).check_ledger_not_shadowed();
   return *l;
 }
 

@@ -20,6 +20,15 @@ std::map<sqlite3*, Connection*>& registry() {
 
 Connection::Connection(sqlite3* db) : db_(db) {}
 
+namespace {
+void refuse_load_extension(sqlite3_context* ctx, int, sqlite3_value**) {
+  sqlite3_result_error(ctx,
+                       "load_extension: refused: a privacy ledger is attached to this connection, and an extension "
+                       "loaded now could register optdp's functions again without it",
+                       -1);
+}
+}  // namespace
+
 Connection::~Connection() {
   std::lock_guard<std::mutex> lock(registry_mutex);
   auto it = registry().find(db_);
@@ -53,10 +62,39 @@ void Connection::attach_ledger(std::unique_ptr<Ledger> ledger) {
   // instead no further database may be attached on this connection at all;
   // the caller has checked that the ledger is not attached already.
   sqlite3_limit(db_, SQLITE_LIMIT_ATTACHED, 0);
+  // No other copy of optdp (or any extension) may be loaded from now on: a
+  // copy under another path would register the functions with its own,
+  // ledger-less state. sqlite3_load_extension (the shell's .load) is switched
+  // off, and SQL's load_extension() is replaced on this connection by a
+  // function that refuses (an extension cannot call
+  // sqlite3_enable_load_extension). Only the host's C API can undo either.
+  sqlite3_db_config(db_, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, nullptr);
+  for (int nargs : {1, 2})
+    sqlite3_create_function_v2(db_, "load_extension", nargs, SQLITE_UTF8 | SQLITE_DIRECTONLY, nullptr,
+                               refuse_load_extension, nullptr, nullptr, nullptr);
+}
+
+void Connection::check_ledger_not_shadowed() const {
+  // Without preparing SQL: a table or virtual table of that name in any
+  // schema is seen by sqlite3_table_column_metadata; a view is not, but
+  // sqlite3_blob_open resolves the name as a query would (temp, main,
+  // attached, then the eponymous tables) and names what it found.
+  static constexpr const char* kName = "dp_ledger_entries";
+  const std::string why = std::string("a table or view named ") + kName +
+                          " hides the ledger's own table on this connection; drop it first";
+  if (sqlite3_table_column_metadata(db_, nullptr, kName, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr) ==
+      SQLITE_OK)
+    throw std::invalid_argument(why);
+  sqlite3_blob* blob = nullptr;
+  sqlite3_blob_open(db_, nullptr, kName, "id", 1, 0, &blob);
+  const std::string found = sqlite3_errmsg(db_);
+  if (blob) sqlite3_blob_close(blob);
+  if (found != std::string("cannot open virtual table: ") + kName) throw std::invalid_argument(why);
 }
 
 void Connection::charge(const char* function, double epsilon) {
   if (!ledger_) return;
+  check_ledger_not_shadowed();
   const std::string sql = running_sql(db_, function);
   ledger_->charge(function, epsilon, sql.empty() ? nullptr : sql.c_str());
 }

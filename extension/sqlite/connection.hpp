@@ -4,8 +4,11 @@
 // user data. It is reference counted: each registration holds one reference,
 // released by SQLite's xDestroy when the function is replaced or the
 // connection closes. Loading the extension again on the same connection finds
-// the same Connection (a process-wide registry), so a second .load cannot
-// shed an attached ledger.
+// the same Connection (a process-wide registry of this copy of the library).
+// Another copy of the library (the same file under another path) would have
+// its own registry, so attaching a ledger switches extension loading off on
+// the connection (SQL load_extension() and sqlite3_load_extension alike):
+// nothing loaded afterwards can re-register the functions without a ledger.
 #pragma once
 
 #include <cstdint>
@@ -42,6 +45,10 @@ class Connection {
   // Charges one release of `function` at epsilon to the ledger, if one is
   // attached; throws (and nothing may be released) if it cannot.
   void charge(const char* function, double epsilon);
+  // Throws unless the name dp_ledger_entries resolves to the ledger's own
+  // table on this connection (a TEMP view of that name would show false
+  // entries, so while one exists nothing is charged or reported).
+  void check_ledger_not_shadowed() const;
 
   // A two-sided geometric sampler for alpha, cached: building one costs
   // tens of microseconds (binary128 exp per digit), a GROUP BY would pay it per group.

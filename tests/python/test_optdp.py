@@ -32,9 +32,15 @@ MODULE = os.environ.get("OPTDP_MODULE") or os.path.join(HERE, "..", "..", "build
 UPDATE_SNAPSHOT = os.environ.get("OPTDP_UPDATE_SNAPSHOT") == "1"
 
 TINY = 1e-300  # noise is 0 except with probability ~2e-300
-NO_ROWS_DIFFERENT = ("private_count: the query matched no rows, so its parameters must be read from the SQL text, "
-                     "but the running statements, views and triggers call it with different parameters; "
-                     "aggregate over a one-row table with LEFT JOIN instead (see the reference)")
+# Two calls of one form with different parameters in the running statements:
+# refused on every path (with no rows, which call is releasing cannot be told).
+def different(a, b):
+    return ("private_count: the running statements call it with different parameters (alpha %s; alpha %s), and "
+            "which call is releasing cannot be told: give each its own statement" % (a, b))
+
+
+NOT_LITERAL = ("private_count: alpha must be a literal or a bound parameter (optdp fixes the noise before it reads "
+               "any row), but is the expression '%s'")
 
 
 def connect(load=True):
@@ -162,14 +168,15 @@ class TestResultsAndTypes(OptdpTestCase):
         for _ in range(20):
             self.assertLess(abs(self.one("select private_count(0.5) from visits") - 7), 500)
 
-    def test_alpha_as_integer_or_real_column(self):
-        # alpha read per row from a column: fine as long as it is constant in the group.
+    def test_alpha_from_a_column_is_refused_on_every_path(self):
+        # alpha is read from the statement's text, never from the rows.
         self.db.execute("create table t(a real)")
+        self.assertError("select private_count(a) from t", NOT_LITERAL % "a")
         self.db.executemany("insert into t values (?)", [(TINY,)] * 5)
-        self.assertEqual(self.one("select private_count(a) from t"), 5)
+        self.assertError("select private_count(a) from t", NOT_LITERAL % "a")
 
     def test_alpha_just_below_one(self):
-        v = self.one("select private_count(?) from (select 1)", (math.nextafter(1.0, 0.0),))
+        v = self.one("select private_count(%r) from (select 1)" % math.nextafter(1.0, 0.0))
         self.assertIs(type(v), int)
 
     def test_dp_alpha_values(self):
@@ -220,35 +227,28 @@ class TestErrors(OptdpTestCase):
         self.assertError("select private_count(?) from (select 1)",
                          "private_count: alpha must be a number, but is text '" + "a" * 40 + "...'", ("a" * 50,))
 
-    def test_alpha_changes_within_group(self):
-        base = "private_count: alpha must be the same in every row of a group, but changed from "
-        self.assertError("select private_count(v) from (select 0.01 v union all select 0.02)", base + "0.01 to 0.02")
-        self.assertError("select private_count(x, v) from (select 1 x, 0.01 v union all select 2, 0.02)",
-                         base + "0.01 to 0.02")
-        self.assertError("select private_count(v) from (select 0.01 v union all select NULL)", base + "0.01 to NULL")
-        self.assertError("select private_count(v) from (select 0.01 v union all select '0.01')",
-                         base + "0.01 to text '0.01'")
-        self.assertError("select private_count(v) from (select 0.01 v union all select x'0102')",
-                         base + "0.01 to a blob of 2 bytes")
-        self.assertError("select g, private_count(v) from (select 1 g, 0.5 v union all select 1, 0.25) group by g",
-                         base + "0.5 to 0.25")
+    def test_non_literal_alpha_is_refused_with_and_without_rows(self):
+        for sql, shown in [("select private_count(v) from (select 0.01 v union all select 0.02)", "v"),
+                           ("select private_count(x, v) from (select 1 x, 0.01 v)", "v"),
+                           ("select private_count(v) from (select 0.01 v) where 0", "v"),
+                           ("select private_count(0.25 + 0.25) from (select 1)", "0.25 + 0.25"),
+                           ("select private_count(0.25 + 0.25) where 0", "0.25 + 0.25"),
+                           ("select private_count((select 0.5)) where 0", "(select 0.5)")]:
+            self.assertError(sql, NOT_LITERAL % shown)
 
-    def test_alpha_may_differ_between_groups(self):
-        rows = self.db.execute("select g, private_count(v) from (select 1 g, 1e-300 v union all select 2, 1e-200 "
-                               "union all select 2, 1e-200) group by g order by g").fetchall()
-        self.assertEqual(rows, [(1, 1), (2, 2)])
+    def test_alpha_may_differ_between_statements(self):
+        self.assertEqual(self.one("select private_count(1e-300) from (select 1)"), 1)
+        self.assertEqual(self.one("select private_count(1e-200) from (select 1 union all select 2)"), 2)
 
-    def test_empty_input_non_constant_alpha(self):
-        self.db.execute("create table t(a real, x)")
-        msg = ("private_count: the query matched no rows, so its parameters must be read from the SQL text, "
-               "but they are not constant expressions ((a)); "
-               "aggregate over a one-row table with LEFT JOIN instead (see the reference)")
-        self.assertError("select private_count(a) from t", msg)
-        self.assertError("select private_count(x, a) from t", msg)
-
-    def test_empty_input_different_alphas(self):
-        self.assertError("select private_count(0.5), private_count(0.25) where 0", NO_ROWS_DIFFERENT)
-        self.assertError("select private_count(?), private_count(?) where 0", NO_ROWS_DIFFERENT, (0.5, 0.25))
+    def test_different_alphas_in_one_statement_are_refused_on_every_path(self):
+        for where in ("", " where 0"):
+            self.assertError("select private_count(0.5), private_count(0.25) from (select 1)" + where,
+                             different("0.5", "0.25"))
+            self.assertError("select private_count(?), private_count(?) from (select 1)" + where,
+                             different("0.5", "0.25"), (0.5, 0.25))
+        # Different forms are different functions: fine.
+        self.assertEqual(self.db.execute("select private_count(1e-300), private_count(1, 1e-200) from (select 1)"
+                                         ).fetchone(), (1, 1))
 
     def test_wrong_number_of_arguments(self):
         for sql, name in [("select private_count() from (select 1)", "private_count"),
@@ -354,14 +354,14 @@ class TestGroupByAndJoin(OptdpTestCase):
         self.assertTrue(any(v > 0 for v in vals) and any(v < 0 for v in vals))
 
     def test_alternating_alphas_between_groups(self):
-        # Groups with alpha 1e-300 stay exact while the groups in between use 0.5
-        # (exercises the per-alpha sampler cache).
+        # Two forms with alphas 1e-300 and 0.5 in every group: the first stays
+        # exact while the second is noisy (exercises the per-alpha sampler cache).
         self.db.execute("create table t(g, v)")
         self.db.executemany("insert into t values (?, ?)", [(g, g % 2) for g in range(100) for _ in range(10)])
-        rows = self.db.execute("select g, private_count(case g % 2 when 0 then 1e-300 else 0.5 end) "
+        rows = self.db.execute("select g, private_count(1e-300), private_count(v, 0.5) "
                                "from t group by g order by g").fetchall()
-        self.assertEqual([c for g, c in rows if g % 2 == 0], [10] * 50)
-        self.assertTrue(any(c != 10 for g, c in rows if g % 2 == 1))
+        self.assertEqual([c for g, c, _ in rows], [10] * 100)
+        self.assertTrue(any(c != 10 for g, _, c in rows if g % 2 == 1))
 
     def test_having_and_filter(self):
         self.assertEqual(self.db.execute("select ward from visits group by ward having private_count(?) > 1 "
@@ -424,37 +424,29 @@ class TestEmptyInputIsolation(OptdpTestCase):
 
     def test_other_running_statement_with_another_alpha_fails_closed(self):
         # Which call is being finalised cannot be told from inside SQLite, so
-        # optdp refuses rather than risk the other statement's alpha
-        # (documented limitation; LEFT JOIN from a one-row table avoids it).
+        # optdp refuses rather than risk the other statement's alpha, with
+        # rows or without (documented limitation).
         busy = self.db.execute("select g, private_count(0.1) from t group by g")
         busy.fetchone()
-        self.assertError("select private_count(0.2) from empty", NO_ROWS_DIFFERENT)
+        self.assertError("select private_count(0.2) from empty", different("0.2", "0.1"))
+        self.assertError("select private_count(0.2) from t", different("0.2", "0.1"))
         busy.fetchall()
         self.assertIs(type(self.one("select private_count(0.2) from empty")), int)
 
-    def test_left_join_from_one_row_table_never_reads_sql_text(self):
+    def test_another_form_in_a_running_statement_does_not_interfere(self):
         busy = self.db.execute("select g, private_count(0.1) from t group by g")
         busy.fetchone()
         v = self.one("select private_count(e.x, 0.2) from (select 1) left join empty e on 1")
         self.assertIs(type(v), int)
         busy.fetchall()
 
-    def test_view_does_not_borrow_alpha_of_another_statement(self):
-        # The view asks for alpha 0.9; a cursor that is still open uses 1e-300.
-        # Correct behaviour: noise at alpha 0.9, or an error saying that alpha
-        # cannot be determined; never the other statement's (far smaller) alpha.
+    def test_views_cannot_call_the_aggregates(self):
+        # DIRECTONLY: a view's call would not be in a running statement's text.
         self.db.execute("create view v as select private_count(0.9) c from empty")
-        self.db.execute("select dp_seed(5)")
         busy = self.db.execute("select g, private_count(1e-300) from t group by g")
         busy.fetchone()
-        try:
-            vals = [self.one("select c from v") for _ in range(200)]
-        except sqlite3.OperationalError:
-            return
-        finally:
-            busy.fetchall()
-        # Under alpha 0.9, P[noise = 0] = 0.1/1.9; 200 zeros have probability 1e-256.
-        self.assertFalse(all(v == 0 for v in vals), "the view's count used the other statement's alpha 1e-300")
+        self.assertError("select c from v", "unsafe use of private_count()")
+        busy.fetchall()
 
 
 class TestBoundParameters(OptdpTestCase):
@@ -495,13 +487,30 @@ class TestBoundParameterFidelity(OptdpTestCase):
         self.db.execute("create table t(x)")
         self.db.execute("insert into t values (1)")
 
-    def test_alpha_just_below_one_on_empty_input_fails_closed(self):
-        # SQLite expands bound REALs with 15 significant digits, so on empty
-        # input 1 - 2^-53 reads back as 1 (documented): an error, never a
-        # silently different alpha.
+    def test_alpha_just_below_one_fails_closed_on_every_path(self):
+        # SQLite expands bound REALs with 15 significant digits, so 1 - 2^-53
+        # reads back as 1: an error with rows and without, never a silently
+        # different alpha (finding 2 of the audit: it used to fail only
+        # without rows).
         a = math.nextafter(1.0, 0.0)
-        self.assertIs(type(self.one("select private_count(?) from t", (a,))), int)
-        self.assertError("select private_count(?) from t where 0", "private_count: alpha must be in (0, 1), but is 1.0", (a,))
+        for where in ("", " where 0"):
+            self.assertError("select private_count(?) from t" + where,
+                             "private_count: alpha must be in (0, 1), but is 1.0", (a,))
+
+    def test_bound_alpha_too_close_to_one_to_read_back_is_refused_on_every_path(self):
+        # 0.9999999999999994 reads back as 0.999999999999999: 1.8x its epsilon.
+        for where in ("", " where 0"):
+            with self.assertRaisesRegex(sqlite3.OperationalError, "alpha was bound as a REAL"):
+                self.one("select private_count(?) from t" + where, (0.9999999999999994,))
+        # Written in the SQL text it is exact.
+        self.assertIs(type(self.one("select private_count(0.9999999999999994) from t where 0")), int)
+
+    def test_bound_value_used_is_the_value_read_back_on_both_paths(self):
+        # A bound alpha with 17 significant digits: both paths use the same
+        # 15-digit value, charged as such (ledger tests check the charge).
+        a = 0.36787944117144233
+        for where in ("", " where 0"):
+            self.assertIs(type(self.one("select private_count(?) from t" + where, (a,))), int)
 
     def test_fifteen_digit_alpha_is_exact_on_empty_input(self):
         self.db.execute("select dp_seed(3)")
@@ -594,8 +603,8 @@ class TestSeed(OptdpTestCase):
         self.db.execute("create table out(c)")
         self.db.execute("create trigger count_trigger after insert on log begin "
                         "insert into out select private_count(1e-300) from t; end")
-        self.db.execute("insert into log values (1)")
-        self.assertEqual(self.one("select c from out"), 1000)
+        # The randomised aggregates are DIRECTONLY: not in triggers or views.
+        self.assertError("insert into log values (1)", "unsafe use of private_count()")
 
 
 class TestFunctionFlags(OptdpTestCase):
