@@ -20,14 +20,6 @@ std::map<sqlite3*, Connection*>& registry() {
 
 Connection::Connection(sqlite3* db) : db_(db) {}
 
-namespace {
-void refuse_load_extension(sqlite3_context* ctx, int, sqlite3_value**) {
-  sqlite3_result_error(ctx,
-                       "load_extension: refused: a privacy ledger is attached to this connection, and an extension "
-                       "loaded now could register optdp's functions again without it",
-                       -1);
-}
-}  // namespace
 
 Connection::~Connection() {
   std::lock_guard<std::mutex> lock(registry_mutex);
@@ -64,14 +56,11 @@ void Connection::attach_ledger(std::unique_ptr<Ledger> ledger) {
   sqlite3_limit(db_, SQLITE_LIMIT_ATTACHED, 0);
   // No other copy of optdp (or any extension) may be loaded from now on: a
   // copy under another path would register the functions with its own,
-  // ledger-less state. sqlite3_load_extension (the shell's .load) is switched
-  // off, and SQL's load_extension() is replaced on this connection by a
-  // function that refuses (an extension cannot call
-  // sqlite3_enable_load_extension). Only the host's C API can undo either.
+  // ledger-less state. SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION off stops both
+  // sqlite3_load_extension (the shell's .load) and SQL's load_extension(),
+  // which goes through it ("not authorized"). Only the host's C API can
+  // switch it on again.
   sqlite3_db_config(db_, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, nullptr);
-  for (int nargs : {1, 2})
-    sqlite3_create_function_v2(db_, "load_extension", nargs, SQLITE_UTF8 | SQLITE_DIRECTONLY, nullptr,
-                               refuse_load_extension, nullptr, nullptr, nullptr);
 }
 
 void Connection::check_ledger_not_shadowed() const {
@@ -85,7 +74,7 @@ void Connection::check_ledger_not_shadowed() const {
   if (sqlite3_table_column_metadata(db_, nullptr, kName, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr) ==
       SQLITE_OK)
     throw std::invalid_argument(why);
-  sqlite3_blob* blob = nullptr;
+  sqlite3_blob* blob = nullptr;  // never opened: the name is a view or a virtual table
   sqlite3_blob_open(db_, nullptr, kName, "id", 1, 0, &blob);
   const std::string found = sqlite3_errmsg(db_);
   if (blob) sqlite3_blob_close(blob);
