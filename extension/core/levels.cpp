@@ -27,9 +27,57 @@ Fraction128 fraction(__float128 p) {
   return f;
 }
 
-bool less(const Fraction128& a, const Fraction128& b) { return a.hi != b.hi ? a.hi < b.hi : a.lo < b.lo; }
-
+// c0 = (1 - b)^2 a / ((1 - a)^2 b) for doubles a < b: 1 - a and 1 - b are rounded once each (each used
+// twice), then 4 products and 1 division, so the result is c0 (1 + theta), |theta| <= gamma_9 (docs/levels.md).
 __float128 c0(__float128 a, __float128 b) { return (1 - b) * (1 - b) * a / ((1 - a) * (1 - a) * b); }
+
+unsigned __int128 units(const Fraction128& f) { return (static_cast<unsigned __int128>(f.hi) << 64) | f.lo; }
+
+// One row o of T(a, b) = G(n, a)^-1 G(n, b), 0 < a < b < 1 doubles, n >= 1, in the closed forms of
+// docs/levels.md: no subtraction of rounded values, so every entry has a small relative error.
+// Roundings per entry (each a factor (1 + delta)^(+-1), |delta| <= 2^-113): at most m(n) = max(13, n + 9).
+class TransitionRow {
+ public:
+  TransitionRow(std::int64_t n, __float128 a, __float128 b, std::int64_t o) : n_(n), o_(o) {
+    // a, b and the products ab, b^2 are exact in binary128 (53-bit significands), so each of these
+    // differences and sums is one rounding, whatever cancellation there is.
+    const __float128 one_a = 1 - a, one_b = 1 - b, one_pb = 1 + b, b_a = b - a, one_ab = 1 - a * b;
+    const bool interior = o > 0 && o < n;
+    // R = 1 / ((1 - a)^(1 or 2) (1 + b)): 4 roundings on a boundary row, 6 on an interior one.
+    const __float128 r = interior ? 1 / (one_a * one_a * one_pb) : 1 / (one_a * one_pb);
+    // g = b - a (1 rounding) or (b - a)(1 - ab) (3).
+    const __float128 g = interior ? b_a * one_ab : b_a;
+    end_ = g * r;                 // columns 0 and n (z != o): 6 or 10 roundings
+    inner_ = g * one_b * r;       // columns 1..n-1 (z != o): 8 or 12
+    diag_ = interior ? ((1 - b * b) + b_a * b_a) * one_b * r  // (1 - b^2) + (b - a)^2 = 1 + a^2 - 2ab: 13
+                     : one_ab * r;                            // 6
+    // pw_[k] = b^k by repeated products (k - 1 roundings for k >= 1), for the distances k - 1 used below.
+    // Once below 2^-300 the power and everything after it is 0: those entries are below
+    // 2^-299 (b - a) / (1 - a)^2 <= 2^-246 < 2^-128, which the floor to 2^-128 would lose anyway.
+    const std::int64_t far = std::max(o, n - o);
+    const __float128 tiny = ldexpq(1, -300);
+    pw_.reserve(static_cast<std::size_t>(far));
+    pw_.push_back(1);
+    for (std::int64_t k = 1; k < far; ++k) {
+      const __float128 p = pw_.back() * b;
+      if (p < tiny) break;
+      pw_.push_back(p);
+    }
+  }
+
+  // p~_z: at most 1 + max(0, k - 2) further roundings for distance k = |z - o| >= 1.
+  __float128 entry(std::int64_t z) const {
+    if (z == o_) return diag_;
+    const auto k = static_cast<std::size_t>(z > o_ ? z - o_ : o_ - z);
+    if (k - 1 >= pw_.size()) return 0;
+    return pw_[k - 1] * (z == 0 || z == n_ ? end_ : inner_);
+  }
+
+ private:
+  std::int64_t n_, o_;
+  __float128 end_, inner_, diag_;
+  std::vector<__float128> pw_;
+};
 
 }  // namespace
 
@@ -60,11 +108,13 @@ std::vector<double> parse_levels(std::string_view json) {
 
 double keep_probability(double a, double b) { return static_cast<double>(c0(a, b)); }
 
+Fraction128 keep_fraction(double a, double b) { return fraction(c0(a, b)); }
+
 LevelChain::LevelChain(std::vector<double> alphas) : alphas_(std::move(alphas)) {
   check_levels(alphas_);
   for (std::size_t i = 0; i < alphas_.size(); ++i) {
     noise_.emplace_back(alphas_[i]);
-    if (i > 0) keep_.push_back(fraction(c0(alphas_[i - 1], alphas_[i])));
+    if (i > 0) keep_.push_back(keep_fraction(alphas_[i - 1], alphas_[i]));
   }
 }
 
@@ -86,30 +136,55 @@ RangeLevelChain::RangeLevelChain(std::int64_t n, std::vector<double> alphas)
   check_n(n, kMaxMatrixN);
 }
 
+namespace {
+
+void check_hook(int i, std::int64_t o, std::int64_t n, std::size_t levels) {
+  if (i < 1 || static_cast<std::size_t>(i) >= levels)
+    throw std::out_of_range("transition: level " + std::to_string(i) + " outside [1, " + std::to_string(levels - 1) +
+                            "]");
+  if (o < 0 || o > n)
+    throw std::out_of_range("transition: observed " + std::to_string(o) + " outside [0, " + std::to_string(n) + "]");
+}
+
+}  // namespace
+
+std::int64_t RangeLevelChain::transition(int i, std::int64_t o, Rng& rng) const {
+  check_hook(i, o, n_, alphas_.size());
+  const Fraction128 u{rng.u64(), rng.u64()};
+  if (n_ == 0) return 0;
+  const TransitionRow row(n_, alphas_[static_cast<std::size_t>(i - 1)], alphas_[static_cast<std::size_t>(i)], o);
+  // The first z < n whose exact integer cumulative sum K_z = sum_{j <= z} floor(p~_j 2^128) exceeds U, else n.
+  const unsigned __int128 target = units(u);
+  unsigned __int128 cum = 0;
+  for (std::int64_t z = 0; z < n_; ++z) {
+    if (__builtin_add_overflow(cum, units(fraction(row.entry(z))), &cum)) return z;  // K_z >= 2^128 > U
+    if (target < cum) return z;
+  }
+  return n_;
+}
+
+std::vector<Fraction128> RangeLevelChain::transition_masses(int i, std::int64_t o) const {
+  check_hook(i, o, n_, alphas_.size());
+  std::vector<Fraction128> masses(static_cast<std::size_t>(n_ + 1));
+  if (n_ == 0) {
+    masses[0] = fraction(1);
+    return masses;
+  }
+  const TransitionRow row(n_, alphas_[static_cast<std::size_t>(i - 1)], alphas_[static_cast<std::size_t>(i)], o);
+  for (std::int64_t z = 0; z <= n_; ++z) masses[static_cast<std::size_t>(z)] = fraction(row.entry(z));
+  return masses;
+}
+
 std::vector<double> RangeLevelChain::transition_row(int i, std::int64_t o) const {
-  // T = C_a^-1 A_a^-1 A_b C_b (core/mechanism.hpp), one row, in binary128.
-  const __float128 a = alphas_[static_cast<std::size_t>(i - 1)], b = alphas_[static_cast<std::size_t>(i)];
-  const std::int64_t n = n_;
-  std::vector<double> row(static_cast<std::size_t>(n + 1));
-  if (n == 0) {
-    row[0] = 1;
-    return row;
+  check_hook(i, o, n_, alphas_.size());
+  std::vector<double> out(static_cast<std::size_t>(n_ + 1));
+  if (n_ == 0) {
+    out[0] = 1;
+    return out;
   }
-  auto col_factor = [n](__float128 x, std::int64_t z) { return (z == 0 || z == n) ? 1 / (1 + x) : (1 - x) / (1 + x); };
-  // b^d for d = 0..n: repeated products in binary128 (relative error below n 2^-113).
-  std::vector<__float128> pw(static_cast<std::size_t>(n + 1));
-  pw[0] = 1;
-  for (std::int64_t d = 1; d <= n; ++d) pw[static_cast<std::size_t>(d)] = pw[static_cast<std::size_t>(d - 1)] * b;
-  auto A = [&pw](__float128, std::int64_t i1, std::int64_t i2) { return pw[static_cast<std::size_t>(i1 > i2 ? i1 - i2 : i2 - i1)]; };
-  const __float128 d = (o == 0 || o == n) ? 1 : 1 + a * a;
-  for (std::int64_t z = 0; z <= n; ++z) {
-    __float128 s = d * A(b, o, z);
-    if (o > 0) s -= a * A(b, o - 1, z);
-    if (o < n) s -= a * A(b, o + 1, z);
-    const __float128 t = s / (1 - a * a) / col_factor(a, o) * col_factor(b, z);
-    row[static_cast<std::size_t>(z)] = t < 0 ? 0.0 : static_cast<double>(t);  // only rounding can make it negative
-  }
-  return row;
+  const TransitionRow row(n_, alphas_[static_cast<std::size_t>(i - 1)], alphas_[static_cast<std::size_t>(i)], o);
+  for (std::int64_t z = 0; z <= n_; ++z) out[static_cast<std::size_t>(z)] = static_cast<double>(row.entry(z));
+  return out;
 }
 
 std::vector<std::int64_t> RangeLevelChain::release(std::int64_t value, Rng& rng) const {
@@ -117,23 +192,7 @@ std::vector<std::int64_t> RangeLevelChain::release(std::int64_t value, Rng& rng)
   std::vector<std::int64_t> r(alphas_.size());
   const std::int64_t z = first_(rng);
   r[0] = z < -v ? 0 : (z > n_ - v ? n_ : v + z);  // clamp(v + Z): exactly G(n, alpha_1)
-  for (std::size_t i = 1; i < alphas_.size(); ++i) {
-    const auto row = transition_row(static_cast<int>(i), r[i - 1]);
-    // Cumulative sums as 128-bit fractions of the row's total; a 128-bit uniform picks the entry.
-    __float128 total = 0;
-    for (double p : row) total += p;
-    const Fraction128 u{rng.u64(), rng.u64()};
-    __float128 cum = 0;
-    std::int64_t pick = n_;
-    for (std::int64_t j = 0; j <= n_; ++j) {
-      cum += row[static_cast<std::size_t>(j)];
-      if (less(u, fraction(cum / total))) {
-        pick = j;
-        break;
-      }
-    }
-    r[i] = pick;
-  }
+  for (std::size_t i = 1; i < alphas_.size(); ++i) r[i] = transition(static_cast<int>(i), r[i - 1], rng);
   return r;
 }
 
