@@ -1,8 +1,8 @@
--- On empty input alpha is recovered from the statement text with its bound
--- parameters expanded, and SQLite expands a bound REAL with 15 significant
+-- alpha is read from the statement text with its bound parameters expanded,
+-- with rows and without, and SQLite expands a bound REAL with 15 significant
 -- digits (documented limitation). 0.9999999999999999 (the largest double
--- below 1) works when rows match; on empty input it reads back as 1, and the
--- query must fail closed with an error, never run with a different alpha.
+-- below 1) reads back as 1: the query fails closed with the same error
+-- whether rows match or not, never runs with a different alpha.
 .bail off
 .parameter init
 .parameter set :a 0.9999999999999999

@@ -57,7 +57,7 @@ create table log(x);
 create trigger seed_trigger after insert on log when new.x = 1 begin select dp_seed(2); end;
 insert into log values (1);
 select dp_rng(), count(*) from log;
-.print (but a trigger or view may use dp_rng, dp_alpha and private_count)
+.print (a view may use dp_rng and dp_alpha; the releases are DIRECTONLY too)
 create view rng_view as select dp_rng() r, dp_alpha(1) > 0 a, dp_version() v;
 select * from rng_view;
 create view count_view as select g, private_count(1e-300) c from t group by g;
