@@ -296,7 +296,9 @@ int main() {
     Db db;
     create_table(db, secret);
     db.exec("SELECT dp_seed(3)");
-    const auto answers = ask(db, "private_count(dp_alpha(1.0 / " + std::to_string(q) + "))", subsets, nullptr);
+    // alpha is written as a literal: optdp reads parameters from the statement's text.
+    const double alpha = db.query_double("SELECT dp_alpha(1.0 / " + std::to_string(q) + ")");
+    const auto answers = ask(db, "private_count(" + fmt("%.17g", alpha) + ")", subsets, nullptr);
     outcomes.push_back(attack("(c) private_count(e^-1/" + std::to_string(q) + "), no ledger", subsets, answers, truth,
                               0, secret, "1.00"));
   }
