@@ -228,12 +228,15 @@ Grid make_grid(double eps, double lower, double upper, const char* width_name) {
   if (!(lower < upper))
     throw std::invalid_argument("lower must be less than upper, but lower is " + format_double(lower) +
                                 " and upper is " + format_double(upper));
-  const double delta = upper - lower;
-  if (!std::isfinite(delta))
-    throw std::invalid_argument(std::string(width_name) + " must be finite, but is " + format_double(delta));
+  const double width = upper - lower;
+  if (!std::isfinite(width))
+    throw std::invalid_argument(std::string(width_name) + " must be finite, but is " + format_double(width));
+  // The sensitivity for adding, removing or replacing one row (staircase.hpp).
+  // It only sets the grid: the noise is calibrated to the exact integer D().
+  const double delta = std::max({width, std::fabs(lower), std::fabs(upper)});
   if (delta < 0x1p-960)  // the grid (below delta / 2^20) would leave the normal doubles
-    throw std::invalid_argument(std::string(width_name) + " must be at least 2^-960 (1.1e-289), but is " +
-                                format_double(delta));
+    throw std::invalid_argument(std::string(delta == width ? width_name : "max(upper - lower, |lower|, |upper|)") +
+                                " must be at least 2^-960 (1.1e-289), but is " + format_double(delta));
   const double c = std::exp(eps / 2) / std::expm1(eps);  // staircase optimal E|noise| / delta
   const double s = delta * std::clamp(std::isfinite(c) ? c : 1.0, 0x1p-20, 1.0);
   int e;
@@ -241,11 +244,12 @@ Grid make_grid(double eps, double lower, double upper, const char* width_name) {
   Grid grid;
   grid.g = std::ldexp(1.0, e - 1 - 20);
   grid.inv_g = std::ldexp(1.0, 21 - e);
+  // |lower|, |upper| <= delta < 2^41 g, so this cannot fail; it guards the
+  // conversions below against a change of the rule above.
   const double lq = lower / grid.g, uq = upper / grid.g;
   if (!(std::fabs(lq) < 0x1p62 && std::fabs(uq) < 0x1p62))
-    throw std::invalid_argument("lower and upper must lie within 2^62 grid steps of 0 (grid " +
-                                format_double(grid.g) + " for these parameters), but they are " +
-                                format_double(lower) + " and " + format_double(upper));
+    throw std::logic_error("lower and upper must lie within 2^62 grid steps of 0 (grid " + format_double(grid.g) +
+                           "), but they are " + format_double(lower) + " and " + format_double(upper));
   grid.lower_q = std::llrint(lq);
   grid.upper_q = std::llrint(uq);
   return grid;

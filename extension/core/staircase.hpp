@@ -93,25 +93,40 @@ inline std::int64_t round_to_int64(double v) {
 #endif
 }
 
-// The grid for real-valued sums (MATH.md, floating-point safety). Values are
-// clamped into [lower, upper], rounded to the nearest multiple of g, and
-// summed as integers; integer noise with sensitivity D = round(upper/g) -
-// round(lower/g) is added; the release is (sum + noise) * g.
+// The grid for real-valued sums (docs/sums.md; MATH.md, floating-point
+// safety). Values are clamped into [lower, upper], rounded to the nearest
+// multiple of g, and summed as integers; integer noise with sensitivity D()
+// grid steps is added; the release is (sum + noise) * g.
 //
-// Rule (parameters only): s = delta * clamp(c(eps), 2^-20, 1), where c(eps) =
-// e^(eps/2) / (e^eps - 1) is the staircase's optimal E|noise| / delta;
+// Neighbouring databases differ by adding or removing one row, or by
+// replacing one. Adding or removing a row moves the integer sum by its grid
+// value q in [lower_q, upper_q], so by up to max(|lower_q|, |upper_q|);
+// replacing one moves it by up to upper_q - lower_q. The sensitivity covers
+// both: D = max(upper_q - lower_q, |lower_q|, |upper_q|), the grid form of
+// Delta = max(upper - lower, |lower|, |upper|), which is upper - lower exactly
+// when lower <= 0 <= upper.
+//
+// Rule (parameters only): s = Delta * clamp(c(eps), 2^-20, 1), where c(eps) =
+// e^(eps/2) / (e^eps - 1) is the staircase's optimal E|noise| / Delta;
 // g = 2^(floor(log2 s) - 20). So the grid step is at most 2^-20 of the
 // typical noise magnitude (for eps up to about 27.7; beyond, the noise itself
-// is below 2^-20 delta), D = round(upper/g) - round(lower/g) is between 2^20
-// and about 2^41, and g <= 1 whenever delta < 2^21: integer data with
-// integer bounds of width below 2^21 is then summed exactly. Sums need
-// eps >= 2^-30, so that the noise stays far inside 64-bit integers.
+// is below 2^-20 Delta), D is between 2^20 and about 2^41 (|lower_q| and
+// |upper_q| are then below 2^41 too), and g <= 1 whenever Delta < 2^21:
+// integer data with integer bounds and Delta below 2^21 is summed exactly.
+// Sums need eps >= 2^-30, so that the noise stays far inside 64-bit integers.
 struct Grid {
   double g = 1;             // a power of two
   double inv_g = 1;         // 1 / g, exact: g is a power of two in [2^-1000, 2^1003]
   std::int64_t lower_q = 0; // round(lower / g)
   std::int64_t upper_q = 0; // round(upper / g)
-  std::int64_t D() const { return upper_q - lower_q; }
+  // The sensitivity of the integer sum in grid steps, for adding, removing or
+  // replacing one row: max(upper_q - lower_q, |lower_q|, |upper_q|) (no
+  // overflow: |lower_q|, |upper_q| < 2^62).
+  std::int64_t D() const {
+    const std::int64_t width = upper_q - lower_q;
+    const std::int64_t lo = lower_q < 0 ? -lower_q : lower_q, hi = upper_q < 0 ? -upper_q : upper_q;
+    return width > lo ? (width > hi ? width : hi) : (lo > hi ? lo : hi);
+  }
   // round(clamp(x, lower, upper) / g), ties to even; NaN is not accepted by
   // callers. Inline: staircase_sum calls it on every row. x * inv_g is the
   // correctly rounded x / g (both are the exact x 2^-k, rounded once), and
@@ -122,10 +137,11 @@ struct Grid {
   }
 };
 // Throws std::invalid_argument for eps < 2^-30, bounds that are not finite,
-// lower >= upper, or bounds more than 2^62 grid steps from 0.
-// width_name names upper - lower in messages ("delta" for the form that
-// takes the sensitivity alone). The width must be at least 2^-960, so that
-// the grid is a normal double.
+// lower >= upper, upper - lower not finite, or Delta below 2^-960 (so that
+// the grid is a normal double). width_name names upper - lower in messages
+// ("delta" for the form that takes the sensitivity alone, [0, delta]); where
+// Delta is not upper - lower (0 outside [lower, upper]) the message names
+// "max(upper - lower, |lower|, |upper|)".
 Grid make_grid(double eps, double lower, double upper, const char* width_name = "upper - lower");
 
 }  // namespace optdp

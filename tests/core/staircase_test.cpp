@@ -4,6 +4,7 @@
 #include <cmath>
 #include <random>
 
+#include "core/format.hpp"
 #include "core/staircase.hpp"
 #include "stats.hpp"
 
@@ -196,12 +197,15 @@ TEST(IntegerStaircase, Errors) {
 
 TEST(Grid, PowerOfTwoFineEnoughAndBounded) {
   for (double eps : {2e-9, 0.1, 1.0, 6.0, 30.0, 700.0}) {
-    for (auto [lo, hi] : {std::pair{0.0, 1.0}, {-5.0, 1000.0}, {0.0, 1e-6}, {100.0, 100.5}, {0.0, 3e9}}) {
+    for (auto [lo, hi] : {std::pair{0.0, 1.0}, {-5.0, 1000.0}, {0.0, 1e-6}, {100.0, 100.5}, {0.0, 3e9},
+                          {-101.0, -100.0}, {1e300, 1e300 * (1 + 1e-15)}}) {
       const Grid g = make_grid(eps, lo, hi);
       int e;
       EXPECT_EQ(std::frexp(g.g, &e), 0.5) << "g is a power of two";
-      const double noise = (hi - lo) * std::exp(eps / 2) / std::expm1(eps);
-      EXPECT_LE(g.g, std::max(noise, (hi - lo) * 0x1p-20) * 0x1p-20) << eps << " " << lo << " " << hi;
+      const double delta = std::max({hi - lo, std::fabs(lo), std::fabs(hi)});  // the sensitivity
+      const double c = std::exp(eps / 2) / std::expm1(eps), noise = delta * c;
+      EXPECT_LE(g.g, std::max(noise, delta * 0x1p-20) * 0x1p-20) << eps << " " << lo << " " << hi;
+      EXPECT_GT(g.g, delta * std::clamp(c, 0x1p-20, 1.0) * 0x1p-21) << eps << " " << lo << " " << hi;
       EXPECT_GE(g.D(), 1 << 20);
       EXPECT_LE(g.D(), (std::int64_t{1} << 41) + 2);
       EXPECT_EQ(g.quantize(-1e308, lo, hi), g.lower_q);
@@ -212,9 +216,72 @@ TEST(Grid, PowerOfTwoFineEnoughAndBounded) {
 }
 
 TEST(Grid, IntegerDataWithIntegerBoundsIsExact) {
-  const Grid g = make_grid(1.0, 0, 1000);
-  EXPECT_LE(g.g, 1.0);
-  for (int x = 0; x <= 1000; ++x) EXPECT_EQ(static_cast<double>(g.quantize(x, 0, 1000)) * g.g, x);
+  for (auto [lo, hi] : {std::pair{0, 1000}, {100, 1100}, {-1100, -100}, {-2097151, 0}, {2097150, 2097151}}) {
+    const Grid g = make_grid(1.0, lo, hi);
+    EXPECT_LE(g.g, 1.0) << lo << " " << hi;
+    for (int x = lo; x <= hi; x += std::max(1, (hi - lo) / 1000))
+      EXPECT_EQ(static_cast<double>(g.quantize(x, lo, hi)) * g.g, x) << x;
+  }
+}
+
+// Neighbouring databases differ by adding or removing one row, or replacing
+// one (docs/sums.md). The noise is calibrated to D(), so D() must bound the
+// change of the integer sum for both: a row's grid value q alone (add or
+// remove: the sum of {} against {q}) and the difference of two rows' values
+// (replace). So D = max(upper_q - lower_q, |lower_q|, |upper_q|), which is
+// more than upper_q - lower_q when 0 is outside [lower, upper]. The grid is
+// chosen from Delta = max(upper - lower, |lower|, |upper|): the same g as
+// for [min(lower, 0), max(upper, 0)], whose width is Delta.
+TEST(Grid, SensitivityCoversAddingAndRemovingARow) {
+  struct Case {
+    double lo, hi, wide_lo, wide_hi;  // the bounds, and bounds through 0 with the same Delta
+  } cases[] = {{100, 101, 0, 101},         {-101, -100, -101, 0}, {-3, 5, -3, 5},       {0, 10, 0, 10},
+               {50000, 200000, 0, 200000}, {0.25, 0.5, 0, 0.5},   {-7.5, -0.125, -7.5, 0}, {1e300, 1.5e300, 0, 1.5e300}};
+  for (double eps : {2e-9, 0.1, 1.0, 6.0, 60.0}) {
+    for (const Case& c : cases) {
+      SCOPED_TRACE(std::to_string(eps) + " [" + format_double(c.lo) + ", " + format_double(c.hi) + "]");
+      const Grid g = make_grid(eps, c.lo, c.hi);
+      const std::int64_t width = g.upper_q - g.lower_q;
+      const std::int64_t expected = std::max({width, std::abs(g.lower_q), std::abs(g.upper_q)});
+      EXPECT_EQ(g.D(), expected);
+      if (c.lo >= 0) {
+        EXPECT_EQ(g.D(), g.upper_q);
+      }
+      if (c.hi <= 0) {
+        EXPECT_EQ(g.D(), -g.lower_q);
+      }
+      if (c.lo <= 0 && c.hi >= 0) {
+        EXPECT_EQ(g.D(), width);
+      }
+      // The grid and the sensitivity are those of bounds through 0 with the same Delta.
+      const Grid wide = make_grid(eps, c.wide_lo, c.wide_hi);
+      EXPECT_EQ(g.g, wide.g);
+      EXPECT_NEAR(static_cast<double>(g.D()), static_cast<double>(wide.D()), 1.0);
+      const double delta = std::max({c.hi - c.lo, std::fabs(c.lo), std::fabs(c.hi)});
+      EXPECT_LE(std::fabs(static_cast<double>(g.D()) * g.g - delta), g.g);
+      EXPECT_GE(g.D(), 1 << 20);
+      EXPECT_LE(g.D(), (std::int64_t{1} << 41) + 2);
+      // Clamped sums of {} (0) against {upper}, {lower} and rows beyond the
+      // bounds, in grid units and as released values; and replacing one row.
+      for (double x : {c.hi, c.lo, c.hi * 4 + 1, c.lo * 4 - 1, (c.lo + c.hi) / 2, -1e308, 1e308}) {
+        const std::int64_t q = g.quantize(x, c.lo, c.hi);
+        EXPECT_LE(std::abs(q), g.D()) << "x = " << x;
+        EXPECT_LE(std::fabs(static_cast<double>(q) * g.g), static_cast<double>(g.D()) * g.g) << "x = " << x;
+        for (double y : {c.hi, c.lo}) EXPECT_LE(std::abs(q - g.quantize(y, c.lo, c.hi)), g.D()) << x << " " << y;
+      }
+      // The bound is tight: the row that moves the sum most moves it by D.
+      EXPECT_EQ(std::max({std::abs(g.quantize(c.hi, c.lo, c.hi)), std::abs(g.quantize(c.lo, c.lo, c.hi)),
+                          g.quantize(c.hi, c.lo, c.hi) - g.quantize(c.lo, c.lo, c.hi)}),
+                g.D());
+    }
+  }
+  // The audit's cases: [50000, 200000] has Delta = 200000, not 150000, and
+  // [100, 101] has Delta = 101, not 1.
+  const Grid audit = make_grid(1, 50000, 200000);
+  EXPECT_EQ(static_cast<double>(audit.D()) * audit.g, 200000.0);
+  const Grid narrow = make_grid(1, 100, 101);
+  EXPECT_EQ(static_cast<double>(narrow.D()) * narrow.g, 101.0);
+  EXPECT_EQ(narrow.upper_q - narrow.lower_q, narrow.D() / 101);
 }
 
 // quantize multiplies by 1/g and rounds with one instruction; it must agree
@@ -255,11 +322,31 @@ TEST(Grid, Errors) {
   EXPECT_THROW(make_grid(1, -INFINITY, 1), std::invalid_argument);
   EXPECT_THROW(make_grid(1, 0, NAN), std::invalid_argument);
   EXPECT_THROW(make_grid(1, -1.7e308, 1.7e308), std::invalid_argument);  // width overflows
-  EXPECT_THROW(make_grid(1, 1e300, 1e300 * (1 + 1e-15)), std::invalid_argument);  // too far from 0
   EXPECT_THROW(make_grid(1e-12, 0, 1), std::invalid_argument);
-  try {
-    make_grid(1, 2, 1);
-  } catch (const std::invalid_argument& e) {
-    EXPECT_STREQ(e.what(), "lower must be less than upper, but lower is 2 and upper is 1");
-  }
+  EXPECT_THROW(make_grid(1, 0, 0x1p-961), std::invalid_argument);
+  EXPECT_THROW(make_grid(1, 0x1p-1000, 0x1p-999), std::invalid_argument);
+  // Far from 0 is no error: the grid follows Delta = max(upper - lower, |lower|, |upper|).
+  const Grid far = make_grid(1, 1e300, 1e300 * (1 + 1e-15));
+  EXPECT_EQ(far.D(), far.upper_q);
+  EXPECT_NO_THROW(make_grid(1, 0x1p-950, 0x1p-950 + 0x1p-1000));  // width below 2^-960, Delta is not
+  auto message = [](auto f) -> std::string {
+    try {
+      f();
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_EQ(message([] { make_grid(1, 2, 1); }), "lower must be less than upper, but lower is 2 and upper is 1");
+  EXPECT_EQ(message([] { make_grid(1, -1.7e308, 1.7e308); }), "upper - lower must be finite, but is inf");
+  EXPECT_EQ(message([] { make_grid(1, 0, 5e-324, "delta"); }),
+            "delta must be at least 2^-960 (1.1e-289), but is " + format_double(5e-324));
+  EXPECT_EQ(message([] { make_grid(1, -0x1p-962, 0x1p-962); }),
+            "upper - lower must be at least 2^-960 (1.1e-289), but is " + format_double(0x1p-961));
+  EXPECT_EQ(message([] { make_grid(1, 0x1p-1000, 0x1p-999); }),
+            "max(upper - lower, |lower|, |upper|) must be at least 2^-960 (1.1e-289), but is " +
+                format_double(0x1p-999));
+  EXPECT_EQ(message([] { make_grid(1, -0x1p-999, -0x1p-1000); }),
+            "max(upper - lower, |lower|, |upper|) must be at least 2^-960 (1.1e-289), but is " +
+                format_double(0x1p-999));
 }
