@@ -1,0 +1,82 @@
+// A paired-neighbour empirical privacy audit (docs/audit.md).
+//
+// For a mechanism M and neighbouring databases D, D', draw N releases of
+// M(D) and N of M(D'). For each event S of a family fixed before those
+// samples are seen (threshold events whose thresholds are quantiles of a
+// separate pilot batch), a Clopper-Pearson lower bound on P[M(D) in S] and an
+// upper bound on P[M(D') in S] give eps_lb = ln(p_lo / q_hi), in both
+// directions. With every bound at confidence 1 - beta / (2m) (m = events x 2
+// directions), all of them hold at once with probability >= 1 - beta, so if M
+// is eps-DP then max eps_lb <= eps except with probability <= beta.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace optdp::test {
+
+// N releases of one query; each release is `dim` numbers (every column of
+// every row the query returns, flattened in order).
+struct Releases {
+  std::size_t dim = 0;
+  std::vector<double> values;  // size() == dim * count()
+  std::size_t count() const { return dim ? values.size() / dim : 0; }
+  double at(std::size_t release, std::size_t coordinate) const { return values[release * dim + coordinate]; }
+};
+
+// One side of a pair: a fresh in-memory database with the module loaded, a
+// table t(x) holding `rows` (an SQL VALUES list such as "(1),(NULL)", or ""
+// for an empty table), seeded with dp_seed(seed) once; then `n` runs of
+// `query` (prepared once, reset between runs, so each release continues the
+// seeded stream and releases are independent). Throws std::runtime_error if
+// the query fails or does not return `dim` non-NULL numbers.
+Releases draw_releases(const std::string& rows, const std::string& query, std::int64_t seed, std::size_t n,
+                       std::size_t dim);
+
+// An event: a conjunction of threshold conditions x_c <= t or x_c >= t.
+struct Condition {
+  std::size_t coordinate;
+  bool at_most;  // x <= t if true, x >= t otherwise
+  double threshold;
+};
+struct Event {
+  std::vector<Condition> conditions;
+  bool contains(const Releases& r, std::size_t i) const;
+  std::string describe() const;
+};
+
+// The event family, built from pilot releases of both sides only: for each
+// coordinate, {x <= t} and {x >= t} for t among quantiles of each side's
+// pilot and of the pooled pilot; for dim >= 2, also the joint events of every
+// pair of coordinates in all four directions on a coarser quantile grid
+// (7 levels of the pooled pilot per coordinate).
+std::vector<Event> threshold_events(const Releases& pilot_a, const Releases& pilot_b);
+
+struct AuditResult {
+  double eps_lb = 0;       // max over events and directions (-inf if no event has p_lo > 0)
+  std::string event;       // the event achieving it
+  bool a_over_b = true;    // direction: ln(P[M(D) in S] / P[M(D') in S]) if true
+  std::int64_t hits_num = 0, hits_den = 0;  // the event's counts on the numerator / denominator side
+  std::size_t n = 0;       // releases per side
+  std::size_t events = 0;  // family size
+  double beta = 0;
+  std::string summary() const;
+};
+
+// Clopper-Pearson eps lower bound over `events` (both directions), total
+// failure probability beta (Bonferroni as described above).
+AuditResult audit_eps(const Releases& a, const Releases& b, const std::vector<Event>& events, double beta);
+
+// Everything for one pair: pilot batches (seeds seed, seed+1), the family,
+// then the main batches (seeds seed+2, seed+3).
+struct PairSpec {
+  std::string rows_a, rows_b;  // D and D' as VALUES lists for t(x)
+  std::string query_a;         // the release, over table t
+  std::string query_b;         // the release on D'; "" means query_a (a table function's argument differs here)
+  std::size_t dim = 1;
+};
+AuditResult audit_pair(const PairSpec& pair, std::int64_t seed, std::size_t n_main, std::size_t n_pilot,
+                       double beta);
+
+}  // namespace optdp::test
