@@ -207,6 +207,20 @@ std::optional<Param> literal(std::string_view sql, const std::vector<Token>& t, 
 
 }  // namespace
 
+bool Param::operator==(const Param& o) const {
+  const bool num = type == Type::Integer || type == Type::Real;
+  const bool onum = o.type == Type::Integer || o.type == Type::Real;
+  if (num && onum) {
+    if (type == o.type) return type == Type::Integer ? i == o.i : d == o.d;
+    const std::int64_t n = type == Type::Integer ? i : o.i;
+    const double r = type == Type::Real ? d : o.d;
+    // Exactly equal: r is an integer in int64 range and equal to n.
+    return r >= -9223372036854775808.0 && r < 9223372036854775808.0 && r == std::trunc(r) &&
+           static_cast<std::int64_t>(r) == n;
+  }
+  return type == o.type && i == o.i && bytes == o.bytes;
+}
+
 std::vector<Token> tokenize(std::string_view s) {
   std::vector<Token> out;
   const std::size_t n = s.size();

@@ -76,9 +76,9 @@ struct Param {
   // the double nearest to that decimal, which may differ from the double
   // that was bound in its last digits.
   bool bound_real = false;
-  bool operator==(const Param& o) const {
-    return type == o.type && i == o.i && (type != Type::Real || d == o.d) && bytes == o.bytes;
-  }
+  // The same value: numbers compare by value (1 and 1.0 are the same
+  // parameter), everything else by type and bytes.
+  bool operator==(const Param& o) const;
 };
 
 // The value of one bound parameter as sqlite3_expanded_sql writes it
