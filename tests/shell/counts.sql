@@ -18,7 +18,7 @@ select private_count(1e-300) from visits where age > 40;
 select private_count(5e-324) from visits;
 select private_count(note, 1e-300) from visits;
 select private_count(id, 1e-300) from visits;
--- the alpha may be any constant expression, INTEGER-typed results always
+-- alpha as a literal or dp_alpha(literal); INTEGER-typed results always
 select typeof(private_count(1e-300)), typeof(private_count(note, 1e-300)) from visits;
 select private_count(dp_alpha(700)) from visits;
 select private_count(1e-300) filter (where ward = 'A') from visits;
