@@ -30,7 +30,54 @@ std::string show(const std::vector<Param>& values, int first, const char* const*
 
 }  // namespace
 
+namespace {
+
+// What read_params' result is a function of: the text of every running
+// statement, and its bound values as sqlite3_expanded_sql shows them (which
+// cannot change while it runs). A GROUP BY reads the parameters once per
+// group; when this is unchanged, the last result is reused.
+std::vector<std::string> running_texts(sqlite3* db) {
+  std::vector<std::string> texts;
+  for (sqlite3_stmt* s = sqlite3_next_stmt(db, nullptr); s; s = sqlite3_next_stmt(db, s)) {
+    if (!sqlite3_stmt_busy(s)) continue;
+    const char* raw = sqlite3_sql(s);
+    if (!raw) continue;
+    std::string t(raw);
+    if (sqlite3_bind_parameter_count(s) > 0) {
+      Expanded e;
+      e.text = sqlite3_expanded_sql(s);
+      t += '\0';
+      t += e.text ? e.text : "";
+    }
+    texts.push_back(std::move(t));
+  }
+  return texts;
+}
+
+std::vector<Param> read_params_uncached(sqlite3* db, const char* name, int argc, int first,
+                                        const char* const* names);
+
+}  // namespace
+
 std::vector<Param> read_params(sqlite3* db, const char* name, int argc, int first, const char* const* names) {
+  struct Cache {
+    std::string name;
+    int argc = -1, first = -1;
+    std::vector<std::string> texts;
+    std::vector<Param> result;
+  };
+  thread_local Cache cache;
+  auto texts = running_texts(db);
+  if (cache.argc == argc && cache.first == first && cache.name == name && cache.texts == texts) return cache.result;
+  auto result = read_params_uncached(db, name, argc, first, names);  // throws: nothing cached
+  cache = Cache{name, argc, first, std::move(texts), result};
+  return result;
+}
+
+namespace {
+
+std::vector<Param> read_params_uncached(sqlite3* db, const char* name, int argc, int first,
+                                        const char* const* names) {
   std::optional<std::vector<Param>> found;
   for (sqlite3_stmt* s = sqlite3_next_stmt(db, nullptr); s; s = sqlite3_next_stmt(db, s)) {
     if (!sqlite3_stmt_busy(s)) continue;
@@ -79,6 +126,8 @@ std::vector<Param> read_params(sqlite3* db, const char* name, int argc, int firs
                                 (argc == 1 ? " argument" : " arguments") + std::string(" is in the text of a running statement"));
   return *found;
 }
+
+}  // namespace
 
 std::string running_sql(sqlite3* db, const char* name) {
   for (sqlite3_stmt* s = sqlite3_next_stmt(db, nullptr); s; s = sqlite3_next_stmt(db, s)) {
