@@ -23,8 +23,17 @@ its arguments, with the message of each) turn every call into its expected
 outcome: the exact error, or "ok" (a value, no error). Where a message cannot
 be written from a template (JSON offsets and the like) the probe carries it
 literally, as reviewed against the build. Aggregates run each probe on a
-3-row table t and on the empty table e (where optdp reads the parameters
-back from the SQL text), and also get parameters that change between rows.
+3-row table t and on the empty table e: the randomised aggregates read their
+parameters from the text of the running statement on both paths, never from
+the rows (extension/sqlite/sql_text.hpp), so a probe has the same outcome on
+both, and a parameter written as anything but a literal, a bound parameter or
+dp_alpha(literal) (a column, CASE, arithmetic, a subquery, a call) is refused
+with the argument as written (literal_type() below mirrors the reader). Each
+parameter also gets a CASE on the row (a value that would change between
+rows), refused the same way. x of the sums is never an error (read like
+sum() reads it), so no message can quote a row. Special cases cover the
+literal forms, bound parameters ("bind": the runner binds them), two calls
+with different parameters, and calls in views and triggers (DIRECTONLY).
 Table-valued functions run each probe as a call and through the hidden
 argument columns (WHERE n = ... AND alpha = ...), and get their missing- and
 extra-argument errors. Every registered arity gets its wrong-count neighbours.
@@ -37,6 +46,8 @@ Expected outcomes (the "expect" of a case):
   {"ok": true}          no error (any rows; with "not_null", none of them NULL)
   "or_ok": true         with error_like: a value (not NULL) is fine too
   {"rows": [[...]]}     exactly these rows (integers and text only)
+A case may also carry "bind": the values bound to its SQL's parameters, a
+list (?1, ?2, ...) or an object keyed by name (":a", "@a", "$a").
 Every optdp error must also start with "<function>: ", be valid UTF-8 and be
 at most MAX_MESSAGE characters long. A case with "bug" records what the
 extension should do but does not (yet): its test fails until it is fixed.
@@ -103,6 +114,141 @@ def quote_text(s, max_bytes=40):
             cut -= 1
     shown = b[:cut].decode("utf-8").replace("\0", "\\0")
     return "'" + shown + ("..." if cut < len(b) else "") + "'"
+
+
+# ---------------------------------------------------------------------------
+# How the randomised aggregates read their parameters (extension/sqlite/
+# sql_text.cpp): from the text of the running statement, never from the rows,
+# the same way whether or not rows matched. A parameter must be a literal
+# (number, string, blob, NULL; unary signs and parentheses allowed), a bound
+# parameter, or dp_alpha(literal); anything else is refused on every path.
+
+NOT_LITERAL = ("%s must be a literal or a bound parameter (optdp fixes the noise before it reads any row), "
+               "but is the expression %s")
+
+
+def sql_tokens(s):
+    """sql_text.cpp tokenize(): (kind, text) without spaces and comments."""
+    out, i, n = [], 0, len(s)
+    idc = lambda c: c.isalnum() or c in "_$" or ord(c) >= 0x80
+    while i < n:
+        c = s[i]
+        if c in " \t\n\f\r":
+            i += 1
+            continue
+        if s.startswith("--", i):
+            e = s.find("\n", i)
+            i = n if e < 0 else e + 1
+            continue
+        if s.startswith("/*", i):
+            e = s.find("*/", i + 2)
+            i = n if e < 0 else e + 2
+            continue
+
+        def quoted(j, close):  # end of a quoted token opening at j
+            k = j + 1
+            while k < n:
+                if s[k] == close:
+                    if close != "]" and k + 1 < n and s[k + 1] == close:
+                        k += 2
+                        continue
+                    return k + 1
+                k += 1
+            return n
+        if c == "'":
+            kind, j = "string", quoted(i, "'")
+        elif c in "\"`":
+            kind, j = "quoted", quoted(i, c)
+        elif c == "[":
+            kind, j = "quoted", quoted(i, "]")
+        elif c.isdigit() or (c == "." and s[i + 1:i + 2].isdigit()):
+            m = re.match(r"0[xX][0-9a-fA-F]+|\d*(?:\.\d*)?(?:[eE][+-]?\d+)?", s[i:])
+            j = i + len(m.group(0))
+            kind = "number"
+            while j < n and idc(s[j]):
+                kind, j = "punct", j + 1
+        elif c == "?":
+            m = re.match(r"\?\d*", s[i:])
+            kind, j = "variable", i + len(m.group(0))
+        elif c in ":@$#":
+            m = re.match(r".(?:[A-Za-z0-9_$\x80-\U0010ffff]|::)*", s[i:])
+            j = i + len(m.group(0))
+            kind = "variable" if j > i + 1 else "punct"
+        elif c in "xX" and s[i + 1:i + 2] == "'":
+            kind, j = "blob", quoted(i + 1, "'")
+        elif c.isalpha() or c == "_" or ord(c) >= 0x80:
+            j = i + 1
+            while j < n and idc(s[j]):
+                j += 1
+            kind = "word"
+        else:
+            kind, j = "punct", i + 1
+        out.append((kind, s[i:j]))
+        i = j
+    return out
+
+
+def literal_type(sql):
+    """The type of the parameter that sql_text.cpp read_literal() reads from
+    this argument text ("null", "int", "real", "text", "blob", "bound"), or
+    None if it is not one of the literal forms."""
+    t = sql_tokens(sql)
+
+    def lit(a, b, depth):
+        if a >= b or depth > 64:
+            return None
+        kind, x = t[a]
+        if (kind, x) == ("punct", "+"):
+            return lit(a + 1, b, depth + 1)
+        if (kind, x) == ("punct", "-"):
+            if b == a + 2 and t[a + 1][0] == "number":
+                return number(t[a + 1][1], True)
+            inner = lit(a + 1, b, depth + 1)
+            return inner if inner in ("int", "real", "bound") else None  # -'text', -NULL: not literals
+        if (kind, x) == ("punct", "("):
+            return lit(a + 1, b - 1, depth + 1) if t[b - 1] == ("punct", ")") else None
+        if b == a + 1:
+            if kind == "number":
+                return number(x, False)
+            if kind == "word" and x.lower() == "null":
+                return "null"
+            if kind == "string" and len(x) >= 2 and x.endswith("'"):
+                return "text"
+            if kind == "blob" and re.fullmatch(r"[xX]'(?:[0-9a-fA-F]{2})*'", x):
+                return "blob"
+            return "bound" if kind == "variable" else None
+        if (b >= a + 4 and kind in ("word", "quoted") and x.strip("\"`[]").lower() == "dp_alpha"
+                and t[a + 1] == ("punct", "(") and t[b - 1] == ("punct", ")")):
+            return "real" if lit(a + 2, b - 1, depth + 1) in ("int", "real", "bound") else None
+        return None
+
+    def number(x, negative):
+        if x[:2] in ("0x", "0X"):
+            return "int" if len(x) - 2 <= 16 else None
+        return "real" if re.search(r"[.eE]", x) or int(x) > 9223372036854775807 + negative else "int"
+
+    return lit(0, len(t), 0)
+
+
+def argument_shown(sql):
+    """How a refused parameter is quoted: the argument as written (from its
+    first token to its last), at most 60 bytes (57 and '...'), in quotes."""
+    b = sql.strip(" \t\n\f\r").encode("utf-8")
+    if len(b) > 60:
+        b = b[:57] + b"..."
+    return "'" + b.decode("utf-8", "replace").replace("\0", "\\0") + "'"
+
+
+def not_literal(arg, sql):
+    return NOT_LITERAL % (arg, argument_shown(sql))
+
+
+def literal_param(arg):
+    """The first check of every parameter of a randomised aggregate."""
+    def c(v, call):
+        if literal_type(v.sql) is None:
+            return not_literal(arg, v.sql)
+    return (arg, c)
 
 
 class V:
@@ -312,7 +458,8 @@ class Fn:
 
 def call_checks_sum(mech):
     def checks(sig):
-        c = [number("eps"), positive("eps")]
+        c = [literal_param(p) for p in sig if p != "x"]  # every parameter is read before any is checked
+        c += [number("eps"), positive("eps")]
         if "delta" in sig:
             c += [number("delta"), positive("delta")]
         else:
@@ -321,11 +468,10 @@ def call_checks_sum(mech):
             c += [text_type("cost", "'l1', 'l2' or 'gamma=G'"), ("cost", cost_spec_check)]
         c += [eps_for_sums()]
         if "lower" in sig:
-            c += [finite("lower"), finite("upper"), ("lower", order_check), ("upper", width_check), ("lower", far_check)]
+            c += [finite("lower"), finite("upper"), ("lower", order_check), ("upper", width_check)]
         else:
-            c += [("delta", far_check_delta)]
-        c += [("x", x_check)]
-        return c
+            c += [("delta", delta_min_check)]
+        return c  # x is never an error: it is read like sum() reads it, then clamped
     return checks
 
 
@@ -345,11 +491,6 @@ def cost_spec_check(v, call):
     return "cost must be 'l1', 'l2' or 'gamma=G' with G in [0, 1], but is " + quote_text(s)
 
 
-def x_check(v, call):
-    if v.kind in ("text", "blob"):
-        return "x must be a number, but is %s" % v.desc
-
-
 def order_check(v, call):
     lo, hi = call["lower"].num, call["upper"].num
     if not lo < hi:
@@ -357,47 +498,30 @@ def order_check(v, call):
 
 
 def width_check(v, call):
-    d = call["upper"].num - call["lower"].num
+    """core/staircase.cpp make_grid(): the width must be finite, and the
+    sensitivity Delta = max(upper - lower, |lower|, |upper|) (docs/sums.md)
+    at least 2^-960. The grid is then within 2^41 steps of every bound, so
+    no bounds are "too far from 0"."""
+    lo, hi = call["lower"].num, call["upper"].num
+    d = hi - lo
     if not math.isfinite(d):
         return "upper - lower must be finite, but is %s" % fmt(d)
-    if d < 2.0 ** -960:
-        return "upper - lower must be at least 2^-960 (1.1e-289), but is %s" % fmt(d)
+    delta = max(d, abs(lo), abs(hi))
+    if delta < 2.0 ** -960:
+        return "%s must be at least 2^-960 (1.1e-289), but is %s" % (
+            "upper - lower" if delta == d else "max(upper - lower, |lower|, |upper|)", fmt(delta))
 
 
-def grid_of(eps, lower, upper):
-    big = 709.78  # exp overflows to inf beyond this, as in C++
-    a = math.exp(eps / 2) if eps / 2 < big else math.inf
-    b = math.expm1(eps) if eps < big else math.inf
-    c = a / b if not (math.isinf(a) and math.isinf(b)) else math.nan
-    s = (upper - lower) * min(max(c if math.isfinite(c) else 1.0, 2.0 ** -20), 1.0)
-    m, e = math.frexp(s)
-    return math.ldexp(1.0, e - 1 - 20)
-
-
-def fdiv(a, b):
-    """IEEE division, as in C++: x/0 is +-inf, 0/0 NaN."""
-    if b != 0:
-        return a / b
-    return math.nan if a == 0 or math.isnan(a) else math.copysign(math.inf, a) * math.copysign(1, b)
-
-
-def far_check(v, call):
-    lo, hi = call["lower"].num, call["upper"].num
-    g = grid_of(call["eps"].num, lo, hi)
-    if not (abs(fdiv(lo, g)) < 2.0 ** 62 and abs(fdiv(hi, g)) < 2.0 ** 62):
-        return ("lower and upper must lie within 2^62 grid steps of 0 (grid %s for these parameters), "
-                "but they are %s and %s" % (fmt(g), fmt(lo), fmt(hi)))
-
-
-def far_check_delta(v, call):
-    # [0, delta]: within 2^62 grid steps whenever delta is finite
+def delta_min_check(v, call):
+    # [0, delta]: Delta is delta
     if call["delta"].num < 2.0 ** -960:
         return "delta must be at least 2^-960 (1.1e-289), but is %s" % fmt(call["delta"].num)
 
 
 def levels_checks(first):
     def checks(sig):
-        c = [(p, alpha(p)[1]) for p in sig if p.startswith("alpha_")]
+        c = [literal_param(p) for p in sig if p.startswith("alpha_")]
+        c += [(p, alpha(p)[1]) for p in sig if p.startswith("alpha_")]
         c.append(("alpha_1", increasing_check))
         return c
     return checks
@@ -703,6 +827,11 @@ def matrix_json_probes():
 
 
 ALPHA_DOM = "a REAL in (0, 1)"
+# The parameters of the randomised aggregates are read from the statement's text.
+LIT = "; written as a literal, a bound parameter or dp_alpha(literal)"
+LIT_SUM = "; written as a literal or a bound parameter"
+X_SUM = "any value, read as sum() reads it (text or a blob that looks like a number as that number, else 0), " \
+        "then clamped; NULL is skipped"
 
 
 def level_default(i):
@@ -712,14 +841,14 @@ EPS_DOM = "a finite number > 0"
 
 FUNCTIONS = [
     Fn("private_count", "aggregate",
-       [("x", "x", "any value; NULL is not counted"), ("alpha", "0.5", ALPHA_DOM + ", the same in every row")],
-       [1, 2], lambda sig: [alpha("alpha")], signatures=[("alpha",), ("x", "alpha")],
+       [("x", "x", "any value; NULL is not counted"), ("alpha", "0.5", ALPHA_DOM + LIT)],
+       [1, 2], lambda sig: [literal_param("alpha"), alpha("alpha")], signatures=[("alpha",), ("x", "alpha")],
        probes={"x": [text("text x", "a"), V("blob x", "x'00'", "blob", b"\0")]}),
     Fn("staircase_sum", "aggregate",
-       [("x", "x", "a number; NULL is skipped, +-inf clamped"), ("eps", "1.0", "finite, >= 2^-30"),
-        ("delta", "10", "finite, > 0 (the rows are clamped into [0, delta])"),
-        ("lower", "0", "finite, < upper, within 2^62 grid steps of 0"), ("upper", "10", "finite, > lower"),
-        ("cost", "'l1'", "'l1', 'l2' or 'gamma=G' with 0 <= G <= 1")],
+       [("x", "x", X_SUM), ("eps", "1.0", "finite, >= 2^-30" + LIT_SUM),
+        ("delta", "10", "finite, > 0 (the rows are clamped into [0, delta])" + LIT_SUM),
+        ("lower", "0", "finite, < upper" + LIT_SUM), ("upper", "10", "finite, > lower" + LIT_SUM),
+        ("cost", "'l1'", "'l1', 'l2' or 'gamma=G' with 0 <= G <= 1" + LIT_SUM)],
        [3, 4, 5], call_checks_sum("staircase"),
        signatures=[("x", "eps", "delta"), ("x", "eps", "lower", "upper"), ("x", "eps", "lower", "upper", "cost")],
        probes={"cost": bad_keyword_probes(["l1"], [
@@ -731,9 +860,9 @@ FUNCTIONS = [
            text("'gamma=' + 58 characters (64 bytes)", "gamma=0." + "5" * 56),
            text("'gamma=' + 94 characters", "gamma=0." + "5" * 92)])}),
     Fn("laplace_sum", "aggregate",
-       [("x", "x", "a number; NULL is skipped, +-inf clamped"), ("eps", "1.0", "finite, >= 2^-30"),
-        ("delta", "10", "finite, > 0"), ("lower", "0", "finite, < upper, within 2^62 grid steps of 0"),
-        ("upper", "10", "finite, > lower")],
+       [("x", "x", X_SUM), ("eps", "1.0", "finite, >= 2^-30" + LIT_SUM),
+        ("delta", "10", "finite, > 0" + LIT_SUM), ("lower", "0", "finite, < upper" + LIT_SUM),
+        ("upper", "10", "finite, > lower" + LIT_SUM)],
        [3, 4], call_checks_sum("laplace"),
        signatures=[("x", "eps", "delta"), ("x", "eps", "lower", "upper")]),
     Fn("staircase_gamma", "scalar", [("eps", "1.0", EPS_DOM), ("cost", "'l1'", "'l1' or 'l2'")], [2],
@@ -752,20 +881,19 @@ FUNCTIONS = [
        probes={"mechanism": bad_keyword_probes(["laplace"], [text("'gauss'", "gauss")]),
                "cost": bad_keyword_probes(["l2"])}),
     Fn("dp_sum_grid", "scalar",
-       [("eps", "1.0", "finite, >= 2^-30"), ("lower", "0", "finite, < upper, within 2^62 grid steps of 0"),
+       [("eps", "1.0", "finite, >= 2^-30"), ("lower", "0", "finite, < upper"),
         ("upper", "10", "finite, > lower")], [3],
        lambda sig: [number("eps"), positive("eps"), number("lower"), number("upper"), eps_for_sums(),
-                    finite("lower"), finite("upper"), ("lower", order_check), ("upper", width_check),
-                    ("lower", far_check)]),
+                    finite("lower"), finite("upper"), ("lower", order_check), ("upper", width_check)]),
     Fn("private_count_levels", "aggregate",
-       [("alpha_%d" % i, level_default(i), ALPHA_DOM + ", > alpha_%d" % (i - 1) if i > 1 else ALPHA_DOM)
+       [("alpha_%d" % i, level_default(i), (ALPHA_DOM + ", > alpha_%d" % (i - 1) if i > 1 else ALPHA_DOM) + LIT)
         for i in range(1, 17)],
        list(range(1, 17)), levels_checks(0),
        signatures=[("alpha_1",), ("alpha_1", "alpha_2", "alpha_3"),
                    tuple("alpha_%d" % i for i in range(1, 17))]),
     Fn("private_count_levels_of", "aggregate",
        [("x", "x", "any value; NULL is not counted")] +
-       [("alpha_%d" % i, level_default(i), ALPHA_DOM + ", > alpha_%d" % (i - 1) if i > 1 else ALPHA_DOM)
+       [("alpha_%d" % i, level_default(i), (ALPHA_DOM + ", > alpha_%d" % (i - 1) if i > 1 else ALPHA_DOM) + LIT)
         for i in range(1, 17)],
        list(range(2, 18)), levels_checks(1),
        signatures=[("x", "alpha_1"), ("x", "alpha_1", "alpha_2", "alpha_3"),
@@ -1085,7 +1213,9 @@ def cases_for(fn):
                     if b:
                         case["bug"] = b
                     add(case)
-        # Parameters that change between rows (aggregates).
+        # Parameters that would change between rows (aggregates): a CASE on
+        # the row is an expression, refused on every path before any row is
+        # read (no message can depend on the rows, or on whether any matched).
         if fn.kind == "aggregate":
             for arg in (sig if len(sig) <= 5 else sig[-1:]):
                 if arg == "x":
@@ -1101,18 +1231,14 @@ def cases_for(fn):
                 for o in others:
                     vals = {p: defaults[p].sql for p in sig}
                     vals[arg] = "CASE WHEN x = 1 THEN %s ELSE %s END" % (first.sql, o.sql)
-                    if fn.name == "private_count_levels" or fn.name == "private_count_levels_of":
-                        pass
                     name = MESSAGE_NAME.get((fn.name, arg), arg)
-                    if arg == "cost":
-                        was = "'" + first.py + "'"
-                    else:
-                        was = fmt(first.num)
-                    msg = "%s must be the same in every row of a group, but changed from %s to %s" % (name, was, o.desc)
-                    add({"id": "%s/%s/changes to %s" % (sig_label, arg, o.label), "signature": sig_label,
-                         "argument": arg, "bad": "changes between rows: %s, then %s" % (first.sql, o.label),
-                         "form": "rows", "sql": render_call(fn, sig, vals, "rows"),
-                         "expect": {"error": "%s: %s" % (fn.name, msg)}})
+                    for form in forms:
+                        add({"id": "%s/%s/changes to %s%s" % (sig_label, arg, o.label,
+                                                              "" if form == "rows" else "/" + form),
+                             "signature": sig_label, "argument": arg,
+                             "bad": "a CASE on the row: %s, then %s" % (first.sql, o.label), "value_sql": vals[arg],
+                             "form": form, "sql": render_call(fn, sig, vals, form),
+                             "expect": {"error": "%s: %s" % (fn.name, not_literal(name, vals[arg]))}})
     return out
 
 
@@ -1180,34 +1306,193 @@ def special_cases():
         c.append(d)
 
     e = lambda fn, m: {"error": "%s: %s" % (fn, m)}
-    nr = ("the query matched no rows, so its parameters must be read from the SQL text, but ")
-    adv = "; aggregate over a one-row table with LEFT JOIN instead (see the reference)"
-    for fn, call in (("private_count", "private_count(x + 0.5)"), ("staircase_sum", "staircase_sum(x, x, 0, 10)"),
-                     ("laplace_sum", "laplace_sum(x, 1.0, x)"),
-                     ("private_count_levels", "private_count_levels(0.2, x + 0.5)"),
-                     ("private_count_levels_of", "private_count_levels_of(x, 0.2, x + 0.5)")):
-        arg = {"private_count": "alpha", "staircase_sum": "eps", "laplace_sum": "delta"}.get(fn, "alpha_2")
-        shown = {"private_count": "(x + 0.5)", "staircase_sum": "(x), (0), (10)", "laplace_sum": "(1.0), (x)",
-                 "private_count_levels": "(0.2), (x + 0.5)", "private_count_levels_of": "(0.2), (x + 0.5)"}[fn]
-        add(fn, "empty/not constant", arg, "no rows, a parameter that is not constant", "SELECT %s FROM e" % call,
-            e(fn, nr + "they are not constant expressions (" + shown + ")" + adv), form="empty")
-    for fn, a, b in (("private_count", "private_count(0.5)", "private_count(0.25)"),
-                     ("staircase_sum", "staircase_sum(x, 1.0, 10)", "staircase_sum(x, 2.0, 10)"),
-                     ("private_count_levels", "private_count_levels(0.2, 0.5)", "private_count_levels(0.2, 0.6)")):
-        add(fn, "empty/two calls", None, "no rows, two calls with different parameters",
-            "SELECT %s, %s FROM e" % (a, b),
-            e(fn, nr + "the running statements, views and triggers call it with different parameters" + adv),
-            form="empty")
+    ok = {"ok": True}
+    both = (("rows", "t"), ("empty", "e"))  # parameters are read from the text on both paths
+
+    def add_both(fn, cid, arg, bad, call, expect, select="SELECT %s FROM %s", **kw):
+        """One case over the 3-row table t and one over the empty table e: the same outcome."""
+        for form, table in both:
+            add(fn, "%s/%s" % (form, cid), arg, bad, select % (call, table), expect, form=form, **kw)
+
+    # Parameters that are not literals: refused on every path, quoting the
+    # argument as written (never a value from a row).
+    for fn, call, arg, shown in (
+            ("private_count", "private_count(x + 0.5)", "alpha", "x + 0.5"),
+            ("staircase_sum", "staircase_sum(x, x, 0, 10)", "eps", "x"),
+            ("laplace_sum", "laplace_sum(x, 1.0, x)", "delta", "x"),
+            ("private_count_levels", "private_count_levels(0.2, x + 0.5)", "alpha_2", "x + 0.5"),
+            ("private_count_levels_of", "private_count_levels_of(x, 0.2, x + 0.5)", "alpha_2", "x + 0.5")):
+        add_both(fn, "not constant", arg, "a parameter computed from the row", call, e(fn, not_literal(arg, shown)))
+    for fn, call, arg, shown, bad in (
+            ("private_count", "private_count((SELECT 0.5))", "alpha", "(SELECT 0.5)", "a subquery"),
+            ("private_count", "private_count(abs(0.5))", "alpha", "abs(0.5)", "a function call"),
+            ("private_count", "private_count(0.25 + 0.25)", "alpha", "0.25 + 0.25", "arithmetic on literals"),
+            ("private_count", "private_count(x, -'0.5')", "alpha", "-'0.5'", "a sign before a string"),
+            ("private_count", "private_count(-NULL)", "alpha", "-NULL", "a sign before NULL"),
+            ("private_count", "private_count(dp_alpha(x))", "alpha", "dp_alpha(x)", "dp_alpha of a column"),
+            ("private_count", "private_count(CAST('0.5' AS REAL))", "alpha", "CAST('0.5' AS REAL)", "a CAST"),
+            ("private_count", "private_count(x, TRUE)", "alpha", "TRUE", "TRUE (a keyword, not a literal)"),
+            ("private_count", "private_count(CASE WHEN x > 100 THEN 0.25 WHEN x > 10 THEN 0.5 ELSE 0.75 END)",
+             "alpha", "CASE WHEN x > 100 THEN 0.25 WHEN x > 10 THEN 0.5 ELSE 0.75 END",
+             "a CASE longer than 60 bytes (shown shortened)"),
+            ("staircase_sum", "staircase_sum(x, 1.0, 0, x)", "upper", "x", "upper from the row"),
+            ("staircase_sum", "staircase_sum(x, 0, 0, max(x, 10))", "upper", "max(x, 10)",
+             "a bad literal eps and an expression for upper: every parameter is read before any is checked"),
+            ("staircase_sum", "staircase_sum(x, 1.0, 0, 10, 'l' || '2')", "cost", "'l' || '2'", "a concatenation"),
+            ("laplace_sum", "laplace_sum(x, 1.0, 0, (SELECT max(x) FROM t))", "upper", "(SELECT max(x) FROM t)",
+             "upper from a subquery on the data"),
+            ("private_count_levels", "private_count_levels(0.2, random())", "alpha_2", "random()", "random()"),
+            ("private_count_levels_of", "private_count_levels_of(x, 0.2, 0.5 * 1)", "alpha_2", "0.5 * 1",
+             "a product")):
+        add_both(fn, "not a literal/%s" % bad, arg, bad, call, e(fn, not_literal(arg, shown)))
+    add_both("private_count", "not a literal/arithmetic on a bound parameter", "alpha",
+             "arithmetic on a bound parameter (? bound to 0.5)", "private_count(? + 0)",
+             e("private_count", not_literal("alpha", "? + 0")), bind=[0.5])
+    # The argument is cut at 57 bytes: a cut inside a UTF-8 character must not
+    # make the message invalid UTF-8.
+    utf8_arg = "CASE WHEN x THEN 0.5 ELSE 'a" + "é" * 20 + "' END"
+    add_both("private_count", "not a literal/cut inside a UTF-8 character", "alpha",
+             "a 73-byte CASE whose 57th byte is inside a character", "private_count(%s)" % utf8_arg,
+             {"error_like": {"names": ["alpha"], "contains": ["must be a literal or a bound parameter"]}},
+             bug=bug("sql_text.cpp argument_text() cuts a long argument at 57 bytes even inside a UTF-8 character, "
+                     "so the message is not valid UTF-8 (it should cut at a character boundary, as quote_text does)",
+                     "SELECT private_count(%s) FROM t;" % utf8_arg))
+    # The literal forms: signs, parentheses, dp_alpha(literal), comments.
+    for fn, call, bad in (
+            ("private_count", "private_count((0.5))", "(0.5)"),
+            ("private_count", "private_count(-(-0.5))", "-(-0.5)"),
+            ("private_count", "private_count(- -0.5)", "- -0.5"),
+            ("private_count", "private_count(+((0.5)))", "+((0.5))"),
+            ("private_count", "private_count(.5)", ".5"),
+            ("private_count", "private_count(x, /* half */ 0.5)", "a comment before 0.5"),
+            ("private_count", "private_count(dp_alpha(1.0))", "dp_alpha(1.0)"),
+            ("private_count", "private_count(x, DP_ALPHA(-(-2)))", "DP_ALPHA(-(-2))"),
+            ("private_count", 'private_count("dp_alpha"(1))', '"dp_alpha"(1)'),
+            ("staircase_sum", "staircase_sum(x, (1.0), -(-0), +10)", "(1.0), -(-0), +10"),
+            ("staircase_sum", "staircase_sum(x, 0x1, -0x10, 0x10, ('l2'))", "hexadecimal bounds, ('l2')"),
+            ("laplace_sum", "laplace_sum(x, 1e0, (10))", "1e0, (10)"),
+            ("private_count_levels", "private_count_levels(dp_alpha(2.0), (0.5), -(-0.9))",
+             "dp_alpha(2.0), (0.5), -(-0.9)"),
+            ("private_count_levels_of", "private_count_levels_of(x, dp_alpha(1), 0.5)", "dp_alpha(1), 0.5")):
+        add_both(fn, "literal/%s" % bad, None, "a literal form: %s" % bad, call, ok)
+    for fn, call, arg, msg, bad in (
+            ("private_count", "private_count(-(0.5))", "alpha", "alpha must be in (0, 1), but is -0.5", "-(0.5)"),
+            ("private_count", "private_count((NULL))", "alpha", "alpha must be a number, but is NULL", "(NULL)"),
+            ("private_count", "private_count(0x10)", "alpha", "alpha must be in (0, 1), but is 16", "0x10"),
+            ("private_count", "private_count(+NULL)", "alpha", "alpha must be a number, but is NULL", "+NULL"),
+            ("private_count", "private_count(9223372036854775808)", "alpha",
+             "alpha must be in (0, 1), but is 9223372036854775808.0", "9223372036854775808 (a REAL)"),
+            ("staircase_sum", "staircase_sum(x, -(1.0), 10)", "eps", "eps must be a finite number > 0, but is -1",
+             "-(1.0)"),
+            ("staircase_sum", "staircase_sum(x, 1.0, 0, 10, (NULL))", "cost",
+             "cost must be text ('l1', 'l2' or 'gamma=G'), but is NULL", "(NULL)"),
+            ("private_count_levels", "private_count_levels(dp_alpha(1.0), dp_alpha(2.0))", "alpha_2",
+             "alphas must be strictly increasing (the least private level first), but alpha_2 is 0.1353352832366127 "
+             "after 0.36787944117144233", "dp_alpha(1.0), dp_alpha(2.0)")):
+        add_both(fn, "literal/%s" % bad, arg, "a literal form with a bad value: %s" % bad, call, e(fn, msg))
+    # dp_alpha(0) in a parameter: with rows SQLite evaluates dp_alpha(0)
+    # itself before private_count reads the text; with none, only the text is read.
+    add("dp_alpha", "in a parameter/rows", "eps", "dp_alpha(0) as private_count's alpha, over rows",
+        "SELECT private_count(dp_alpha(0)) FROM t", e("dp_alpha", "eps must be a finite number > 0, but is 0"),
+        form="rows", note="SQLite evaluates the argument on each row before private_count is called")
+    add("private_count", "empty/dp_alpha(0)", "alpha", "dp_alpha(0) as alpha, no rows",
+        "SELECT private_count(dp_alpha(0)) FROM e", e("private_count", "eps must be a finite number > 0, but is 0"),
+        form="empty", note="with rows, dp_alpha itself reports it first (dp_alpha/in a parameter/rows)")
+    # Bound parameters: read back from the statement (sqlite3_expanded_sql).
+    for fn, call, bind, bad in (
+            ("private_count", "private_count(?)", [0.5], "? bound to 0.5"),
+            ("private_count", "private_count(x, :a)", {":a": 0.25}, ":a bound to 0.25"),
+            ("private_count", "private_count(dp_alpha(?1))", [1.0], "dp_alpha(?1), ?1 bound to 1.0"),
+            ("private_count", "private_count(-(-@a))", {"@a": 0.5}, "-(-@a), @a bound to 0.5"),
+            ("staircase_sum", "staircase_sum(x, ?1, ?2, ?3)", [1.0, 0, 10], "eps, lower, upper bound"),
+            ("staircase_sum", "staircase_sum(x, 1.0, 0, 10, $cost)", {"$cost": "l2"}, "$cost bound to 'l2'"),
+            ("laplace_sum", "laplace_sum(x, :eps, :delta)", {":eps": 1, ":delta": 10.5}, "eps and delta bound"),
+            ("private_count_levels", "private_count_levels(?, ?)", [0.2, 0.5], "two levels bound"),
+            ("private_count_levels_of", "private_count_levels_of(x, ?2, ?1)", [0.5, 0.2], "?2, ?1 bound")):
+        add_both(fn, "bound/%s" % bad, None, "a bound parameter: %s" % bad, call, ok, bind=bind)
+    for fn, call, bind, arg, msg, bad in (
+            ("private_count", "private_count(?)", [1.5], "alpha", "alpha must be in (0, 1), but is 1.5", "1.5"),
+            ("private_count", "private_count(?)", ["0.5"], "alpha", "alpha must be a number, but is text '0.5'",
+             "text '0.5'"),
+            ("private_count", "private_count(?)", [None], "alpha", "alpha must be a number, but is NULL", "NULL"),
+            ("private_count", "private_count(?)", [0.9999999], "alpha",
+             "alpha was bound as a REAL, which SQLite passes on with 15 significant digits (0.9999999), and that "
+             "fixes epsilon only to within a factor 1.0000000050000002: write it in the SQL text instead of binding "
+             "it", "0.9999999 (epsilon uncertain at 15 digits)"),
+            ("staircase_sum", "staircase_sum(x, 1.0, 0, 10, :cost)", {":cost": "l3"}, "cost",
+             "cost must be 'l1', 'l2' or 'gamma=G' with G in [0, 1], but is 'l3'", "'l3'"),
+            ("private_count_levels", "private_count_levels(?, ?)", [0.5, 0.2], "alpha_2",
+             "alphas must be strictly increasing (the least private level first), but alpha_2 is 0.2 after 0.5",
+             "decreasing")):
+        add_both(fn, "bound/%s" % bad, arg, "a bound parameter: %s" % bad, call, e(fn, msg), bind=bind)
+    # Calls in one statement: the same parameters are fine, different ones are
+    # refused (which call is releasing cannot be told), on every path.
+    dif = "the running statements call it with different parameters (%s; %s), and which call is releasing " \
+          "cannot be told: give each its own statement"
+    for fn, a, b, pa, pb in (
+            ("private_count", "private_count(0.5)", "private_count(0.25)", "alpha 0.5", "alpha 0.25"),
+            ("private_count", "private_count(x, 0.5)", "private_count(x, 0.5e0 + 0)", None, None),
+            ("staircase_sum", "staircase_sum(x, 1.0, 10)", "staircase_sum(x, 2.0, 10)", "eps 1.0, delta 10",
+             "eps 2.0, delta 10"),
+            ("laplace_sum", "laplace_sum(x, 1.0, 0, 10)", "laplace_sum(x, 1.0, -10, 10)", "eps 1.0, lower 0, upper 10",
+             "eps 1.0, lower -10, upper 10"),
+            ("private_count_levels", "private_count_levels(0.2, 0.5)", "private_count_levels(0.2, 0.6)",
+             "alpha_1 0.2, alpha_2 0.5", "alpha_1 0.2, alpha_2 0.6"),
+            ("private_count_levels_of", "private_count_levels_of(x, 0.5)", "private_count_levels_of(x, 'a')",
+             "alpha_1 0.5", "alpha_1 text 'a'")):
+        if pa is None:  # the second call's parameter is not a literal: refused as such
+            exp, bad = e(fn, not_literal("alpha", "0.5e0 + 0")), "two calls, the second one's alpha not a literal"
+        else:
+            exp, bad = e(fn, dif % (pa, pb)), "two calls with different parameters"
+        add_both(fn, "two calls/%s and %s" % (a, b), None, bad, "%s, %s" % (a, b), exp)
+    add_both("private_count", "two calls/in a subquery", None, "a call in a scalar subquery with another alpha",
+             "private_count(0.5), (SELECT private_count(0.25) FROM t)",
+             e("private_count", dif % ("alpha 0.5", "alpha 0.25")))
+    for fn, calls, bad in (
+            ("private_count", "private_count(0.5), private_count((0.5)), private_count(+0.5)",
+             "three calls, the same alpha written three ways"),
+            ("private_count", "private_count(0.5), private_count(x, 0.25)", "another arity, another alpha"),
+            ("private_count", "private_count(0.5) /* private_count(0.25) */", "another alpha in a comment"),
+            ("private_count", "private_count(0.5), 'private_count(0.25)'", "another alpha in a string"),
+            ("staircase_sum", "staircase_sum(x, 1.0, 0, 10), staircase_sum(x, 1, 0.0, 10e0)",
+             "the same numbers as INTEGER and REAL"),
+            ("staircase_sum", "staircase_sum(x, 1.0, 10), laplace_sum(x, 2.0, 10)", "another function"),
+            ("private_count_levels", "private_count_levels(0.2), private_count_levels(0.2, 0.5)",
+             "another number of levels")):
+        add_both(fn, "two calls/%s" % bad, None, bad, calls, ok)
+    # The aggregates are DIRECTONLY: a view or trigger of a schema cannot run them.
     for fn, call in (("private_count", "private_count(0.5)"), ("staircase_sum", "staircase_sum(x, 1.0, 10)"),
-                     ("private_count_levels", "private_count_levels(0.2, 0.5)")):
-        add(fn, "window", None, "used as a window function", "SELECT %s OVER () FROM t" % call,
-            {"error": "%s() may not be used as a window function" % fn}, source="sqlite")
+                     ("laplace_sum", "laplace_sum(x, 1.0, 0, 10)"),
+                     ("private_count_levels", "private_count_levels(0.2, 0.5)"),
+                     ("private_count_levels_of", "private_count_levels_of(x, 0.5)")):
+        view = "CREATE VIEW v AS SELECT %s AS r FROM t" % call
+        add(fn, "view", None, "called in a view, then SELECT * FROM v", "SELECT * FROM v",
+            {"error": "unsafe use of %s()" % fn}, form="rows", source="sqlite", isolated=True, setup=[view],
+            value_sql=view)
+        trigger = "CREATE TRIGGER tr AFTER INSERT ON log BEGIN SELECT %s FROM t; END" % call
+        add(fn, "trigger", None, "called in a trigger, then INSERT INTO log VALUES (1)", "INSERT INTO log VALUES (1)",
+            {"error": "unsafe use of %s()" % fn}, form="rows", source="sqlite", isolated=True,
+            setup=["CREATE TABLE log(v)", trigger], value_sql=trigger)
+    n_args = lambda n: "%d argument%s" % (n, "" if n == 1 else "s")
+    for fn, call, n in (("private_count", "private_count(0.5)", 1), ("staircase_sum", "staircase_sum(x, 1.0, 10)", 3)):
+        # SQLite lets TEMP views use DIRECTONLY functions, but their calls are
+        # not in the running statement's text: refused, rows or none.
+        for form, table in both:
+            view = "CREATE TEMP VIEW v AS SELECT %s AS r FROM %s" % (call, table)
+            add(fn, "temp view/%s" % form, None, "called in a TEMP view, then SELECT * FROM v", "SELECT * FROM v",
+                e(fn, "its parameters cannot be read: no call with %s is in the text of a running statement"
+                  % n_args(n)), form=form, isolated=True, setup=[view], value_sql=view)
     for fn, call, arg in (("private_count", "private_count(CASE WHEN x = 2 THEN NULL ELSE 0.5 END)", "alpha"),
                           ("staircase_sum", "staircase_sum(x, CASE WHEN x = 2 THEN NULL ELSE 1.0 END, 10)", "eps"),
                           ("private_count_levels", "private_count_levels(CASE WHEN x = 2 THEN NULL ELSE 0.2 END, 0.5)",
                            "alpha_1")):
-        add(fn, "group by", arg, "GROUP BY x, a NULL parameter in the group x = 2",
-            "SELECT x, %s FROM t GROUP BY x" % call, e(fn, "%s must be a number, but is NULL" % arg))
+        shown = re.search(r"CASE.*END", call).group(0)
+        add(fn, "group by", arg, "GROUP BY x, a parameter that is NULL in the group x = 2",
+            "SELECT x, %s FROM t GROUP BY x" % call, e(fn, not_literal(arg, shown)))
+    for fn, call in (("private_count", "private_count(0.5)"), ("staircase_sum", "staircase_sum(x, 1.0, 10)"),
+                     ("private_count_levels", "private_count_levels(0.2, 0.5)")):
+        add(fn, "window", None, "used as a window function", "SELECT %s OVER () FROM t" % call,
+            {"error": "%s() may not be used as a window function" % fn}, source="sqlite")
     # Table-valued functions: arguments that change between rows of a join.
     add("geometric_matrix", "join/n from a column", "n", "n from the rows of t, all valid",
         "SELECT count(*) FROM t, geometric_matrix(t.x, 0.5)", {"rows": [[29]]})
@@ -1227,14 +1512,29 @@ def special_cases():
     add("staircase_pmf", "rows/delta = max INTEGER", "delta", "the largest sensitivity",
         "SELECT count(*) FROM staircase_pmf(1.0, 9223372036854775807, -3, 3, 'l2')", {"rows": [[7]]})
     # Sums: bounds far from 0, huge INTEGER bounds.
+    # Sums: bounds that exclude 0. The sensitivity is Delta = max(upper - lower,
+    # |lower|, |upper|) and the grid is chosen from Delta (docs/sums.md), so it
+    # is the grid of the range through 0 with the same Delta, and no bounds are
+    # too far from 0 for it.
     add("staircase_sum", "bounds/far from 0", "lower", "bounds far from 0 for their width",
-        "SELECT staircase_sum(x, 1.0, 1e18, 1.000000000000004096e18) FROM t",
-        e("staircase_sum", "lower and upper must lie within 2^62 grid steps of 0 (grid 0.001953125 for these "
-                           "parameters), but they are 1e+18 and 1000000000000004096"))
-    add("dp_sum_grid", "bounds/far from 0", "lower", "bounds far from 0 for their width",
-        "SELECT dp_sum_grid(1.0, 1e18, 1.000000000000004096e18)",
-        e("dp_sum_grid", "lower and upper must lie within 2^62 grid steps of 0 (grid 0.001953125 for these "
-                         "parameters), but they are 1e+18 and 1000000000000004096"))
+        "SELECT staircase_sum(x, 1.0, 1e18, 1.000000000000004096e18) FROM t", {"ok": True})
+    add("dp_sum_grid", "bounds/far from 0", "lower", "bounds far from 0 for their width: the grid of [0, upper]",
+        "SELECT dp_sum_grid(1.0, 1e18, 1.000000000000004096e18) = dp_sum_grid(1.0, 0, 1.000000000000004096e18)",
+        {"rows": [[1]]})
+    add("dp_sum_grid", "bounds/[100, 101]", "lower", "bounds that exclude 0: the grid of [0, 101], 2^-14",
+        "SELECT dp_sum_grid(1, 100, 101) = dp_sum_grid(1, 0, 101), dp_sum_grid(1, 100, 101) = 6.103515625e-05",
+        {"rows": [[1, 1]]})
+    add("dp_sum_grid", "bounds/[-101, -100]", "upper", "bounds below 0: the grid of [0, 101]",
+        "SELECT dp_sum_grid(1, -101, -100) = dp_sum_grid(1, 0, 101)", {"rows": [[1]]})
+    for fn, sql in (("staircase_sum", "SELECT staircase_sum(x, 1.0, 1e-300, 2e-300) FROM t"),
+                    ("laplace_sum", "SELECT laplace_sum(x, 1.0, -2e-300, -1e-300) FROM e"),
+                    ("dp_sum_grid", "SELECT dp_sum_grid(1.0, 1e-300, 2e-300)")):
+        add(fn, "bounds/tiny, excluding 0", "upper", "0 < lower < upper, Delta = upper below 2^-960", sql,
+            e(fn, "max(upper - lower, |lower|, |upper|) must be at least 2^-960 (1.1e-289), but is 2e-300"),
+            form="empty" if " FROM e" in sql else "rows" if " FROM t" in sql else "call")
+    add("staircase_sum", "bounds/tiny, around 0", "upper", "lower < 0 < upper, Delta = upper - lower below 2^-960",
+        "SELECT staircase_sum(x, 1.0, -1e-300, 1e-300) FROM t",
+        e("staircase_sum", "upper - lower must be at least 2^-960 (1.1e-289), but is 2e-300"))
     add("staircase_sum", "bounds/whole INTEGER range", "lower", "lower and upper the extreme INTEGERs",
         "SELECT staircase_sum(x, 1.0, -9223372036854775808, 9223372036854775807) FROM t", {"ok": True})
     add("staircase_sum", "bounds/both infinite width", "upper", "upper - lower overflows",
@@ -1245,8 +1545,19 @@ def special_cases():
         "SELECT staircase_sum(v, 1.0, 0, 10) FROM (SELECT 1e999 AS v UNION ALL SELECT -1e999 UNION ALL "
         "SELECT 9223372036854775807 UNION ALL SELECT -9223372036854775808)", {"ok": True})
     add("staircase_sum", "x/text in the last row", "x", "a text x after two numbers",
-        "SELECT staircase_sum(CASE WHEN x = 3 THEN 'a' ELSE x END, 1.0, 0, 10) FROM t",
-        e("staircase_sum", "x must be a number, but is text 'a'"))
+        "SELECT staircase_sum(CASE WHEN x = 3 THEN 'a' ELSE x END, 1.0, 0, 10) FROM t", {"ok": True},
+        note="x is read like sum() reads it: 'a' counts as 0; no message can quote a row")
+    xs = ("(SELECT 'abc' AS v UNION ALL SELECT x'01' UNION ALL SELECT '12' UNION ALL SELECT '2.5xyz' "
+          "UNION ALL SELECT x'3132' UNION ALL SELECT NULL UNION ALL SELECT 1e999 UNION ALL SELECT -5)")
+    for fn, call in (("staircase_sum", "staircase_sum(v, 1000, 0, 100)"), ("staircase_sum", "staircase_sum(v, 1000, 100)"),
+                     ("staircase_sum", "staircase_sum(v, 1000, 0, 100, 'l2')")):
+        add(fn, "x/every type, as sum() reads it: %s" % call, "x",
+            "text, blobs, NULL, inf and a negative number, at eps 1000 (noise below 0.0005)",
+            "SELECT round(%s, 3) = 126.5 FROM %s" % (call, xs), {"rows": [[1]]},
+            note="'abc' and x'01' as 0, '12' and x'3132' as 12, '2.5xyz' as 2.5 (sum() reads the numeric prefix), "
+                 "NULL skipped, inf clamped to 100, -5 to 0: 126.5")
+    add("laplace_sum", "x/every type", "x", "text, blobs, NULL, inf and a negative number",
+        "SELECT laplace_sum(v, 1.0, 0, 100) FROM %s" % xs, {"ok": True})
     # release_levels: charged draws are fresh; value beyond n is clamped.
     add("release_levels", "value/clamped", "value", "value far above n",
         "SELECT max(released) <= 100 FROM release_levels(9223372036854775807, 100, '[0.2, 0.5]')", {"rows": [[1]]})
@@ -1376,7 +1687,7 @@ def build_md(cat):
              "sqlite3 shell and Python's sqlite3 (`ctest -L catalogue`). Each row is one bad (or edge) input; the",
              "*forms* column says how it is tried: `call` (a plain call), `hidden` (a table-valued function's",
              "hidden argument columns, `WHERE n = ... AND alpha = ...`), `rows` (an aggregate over a 3-row table),",
-             "`empty` (an aggregate over an empty table, parameters read back from the SQL text). Every optdp",
+             "`empty` (an aggregate over an empty table; on both, the parameters are read from the SQL text). Every optdp",
              "error must start with `<function>: `, name the argument, be valid UTF-8 and at most %d characters."
              % cat["max_message"], "",
              "%d cases, %d distinct bad or edge inputs." % (len(cat["cases"]), len(distinct_inputs(cat))), ""]

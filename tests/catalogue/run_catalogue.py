@@ -21,7 +21,10 @@ Drivers:
           crash/hang detection and resumption.
 Isolated cases (they attach a ledger or seed the noise) run on a fresh
 connection: '.open :memory:' and '.load' again in the shell, a new
-connection in Python.
+connection in Python. A case with "bind" runs with bound parameters: a list
+(?1, ?2, ...) or an object keyed by name (":a", "@a", "$a"); the shell sets
+them with '.parameter set' (and clears them after the case), Python passes
+them to execute().
 
 A case fails on: a crash or hang; a value where an error was due (or an
 error where a value was due); an optdp error that does not start with
@@ -175,12 +178,46 @@ def shell_script(cases, start, module, setup):
             fresh(i, "isolated")
         for s in c.get("setup", []):
             emit(sql_line(s), ("setup", i))
+        for key, value in bindings(c):
+            emit(".parameter set %s %s" % (key, sql_literal(value)), ("setup", i))
         emit("SELECT '@@B %d';" % i, ("marker", i))
         emit(sql_line(c["sql"]), ("case", i))
         emit("SELECT '@@E %d';" % i, ("marker", i))
+        if c.get("bind") is not None:
+            emit(".parameter clear", ("setup", i))
         if c.get("isolated"):
             fresh(i, "shared")
     return "\n".join(lines) + "\n", owner
+
+
+def bindings(case):
+    """(name as the shell's .parameter wants it, value) for a case's "bind"."""
+    b = case.get("bind")
+    if b is None:
+        return []
+    if isinstance(b, list):
+        return [("?%d" % (k + 1), v) for k, v in enumerate(b)]
+    return list(b.items())
+
+
+def python_bindings(case):
+    """The parameters for Python's execute(): a tuple, or a dict without the ':', '@' or '$'."""
+    b = case.get("bind")
+    if b is None:
+        return ()
+    return tuple(b) if isinstance(b, list) else {k[1:]: v for k, v in b.items()}
+
+
+def sql_literal(v):
+    """A value as an argument of the shell's '.parameter set' (which strips one
+    level of quotes: a string literal goes inside double quotes)."""
+    if v is None:
+        return "NULL"
+    if isinstance(v, str):
+        if any(c in v for c in '"\\\n'):
+            raise ValueError("a bound text must not contain a double quote, a backslash or a newline: %r" % v)
+        return "\"'" + v.replace("'", "''") + "'\""
+    return repr(v)
 
 
 def run_process(cmd, stdin_bytes, cwd, progress_re, hang_seconds):
@@ -381,11 +418,11 @@ def connect(module, setup):
     return db
 
 
-def run_one(db, sql):
+def run_one(db, sql, params=()):
     deadline = time.monotonic() + CASE_SECONDS
     db.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, 100000)
     try:
-        cur = db.execute(sql)
+        cur = db.execute(sql, params)
         rows = cur.fetchall()
         cur.close()
         return {"status": "done", "error": None, "rows": [[py_text(v) for v in r] for r in rows]}
@@ -440,7 +477,7 @@ def python_child(args):
                     db.execute(s).fetchall()
                 except sqlite3.Error as e:
                     failed = "setup failed: %s" % e
-            o = {"status": "harness", "detail": failed} if failed else run_one(db, c["sql"])
+            o = {"status": "harness", "detail": failed} if failed else run_one(db, c["sql"], python_bindings(c))
             if c.get("isolated"):
                 db.close()
         except Exception as e:  # the harness itself
