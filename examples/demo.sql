@@ -16,7 +16,7 @@ SELECT true_count,
        json_extract(levels, '$[0]') AS "alpha 0.1 (eps 2.3)",
        json_extract(levels, '$[1]') AS "eps 1",
        json_extract(levels, '$[2]') AS "alpha 0.9 (eps 0.1)"
-FROM (SELECT count(*) AS true_count, private_count_levels(0.1, dp_alpha(1.0), 0.9) AS levels
+FROM (SELECT count(*) AS true_count, private_count_levels(0.1, 0.36787944117144233, 0.9) AS levels
       FROM patients WHERE smoker);
 
 .print

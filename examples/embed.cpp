@@ -87,7 +87,7 @@ int main() {
   // 4. Private queries.
   print_query(db, "optdp version and noise source:", "SELECT dp_version() AS version, dp_rng() AS rng");
   print_query(db, "Smokers: the true count and a private count at epsilon 1 (alpha = e^-1):",
-              "SELECT count(*) AS true_count, private_count(dp_alpha(1.0)) AS private_count "
+              "SELECT count(*) AS true_count, private_count(0.36787944117144233) AS private_count "
               "FROM patients WHERE smoker");
   print_query(db, "Patients per ward (keys from the public table, so every ward gets a row):",
               "SELECT w.ward, count(p.id) AS true_count, private_count(p.id, 0.5) AS private_count "

@@ -53,12 +53,15 @@ def main():
 
     # 1. Counts. alpha = e^-epsilon is the privacy level: larger alpha, more noise.
     section("1. Private counts beside the true ones")
+    # Parameters are literals or bound values, fixed before any row is read:
+    # compute alpha for epsilon = 1 first, then bind it.
+    (alpha_eps1,) = db.execute("SELECT dp_alpha(1.0)").fetchone()
     # Two levels of one count in one statement: private_count(x, alpha) counts
     # the rows where x is not NULL, so (1, alpha) is a second form beside
     # (alpha). Two calls of the same form with different alphas in one
     # statement are refused: with no rows, which call is which cannot be told.
     true, c1, c2 = db.execute(
-        "SELECT count(*), private_count(dp_alpha(1.0)), private_count(1, 0.9) FROM patients WHERE smoker"
+        "SELECT count(*), private_count(?), private_count(1, 0.9) FROM patients WHERE smoker", (alpha_eps1,)
     ).fetchone()
     print(f"smokers: true {true}, private at eps 1: {c1}, private at alpha 0.9 (eps 0.105): {c2}")
     # Per ward: the keys come from the public table, so every ward gets a row,

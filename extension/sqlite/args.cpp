@@ -68,6 +68,8 @@ void report_current_exception(sqlite3_context* ctx, const char* function) noexce
       throw;
     } catch (const std::bad_alloc&) {
       sqlite3_result_error_nomem(ctx);
+    } catch (const CallError& e) {
+      sqlite3_result_error(ctx, e.what(), -1);
     } catch (const std::exception& e) {
       const std::string msg = std::string(function) + ": " + e.what();
       sqlite3_result_error(ctx, msg.c_str(), -1);

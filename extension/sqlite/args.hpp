@@ -46,6 +46,13 @@ inline bool unchanged_number(sqlite3_value* v, double first) {
   return (t == SQLITE_FLOAT || t == SQLITE_INTEGER) && sqlite3_value_double(v) == first;
 }
 
+// An error about a call of another function of the statement (params.hpp
+// checks every release of a statement before any is made); its message
+// already starts with that function's name.
+struct CallError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
 // Sets the error of ctx from the exception in flight. Call only in a catch block.
 void report_current_exception(sqlite3_context* ctx, const char* function) noexcept;
 

@@ -22,6 +22,7 @@
 #include "core/levels.hpp"
 #include "core/staircase.hpp"
 #include "sqlite/api.hpp"
+#include "sqlite/params.hpp"
 
 namespace optdp::sql {
 
@@ -66,6 +67,9 @@ class Connection {
   };
   RemapCache& remap_cache() { return remap_cache_; }
 
+  // The last parameters read from the running statements (params.hpp).
+  StatementCache& statement_cache() { return statement_cache_; }
+
   void retain();
   static void release(void* self);
 
@@ -83,6 +87,7 @@ class Connection {
   } stair_key_{};
   std::unique_ptr<IntegerStaircase> stair_cache_;
   RemapCache remap_cache_;
+  StatementCache statement_cache_;
   std::unique_ptr<LevelChain> levels_cache_;
   int refs_ = 0;
 };

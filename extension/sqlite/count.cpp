@@ -30,7 +30,9 @@ struct CountState {
 };
 
 double read_alpha(sqlite3_context* ctx, int argc) {
-  return alpha_param(read_params(sqlite3_context_db_handle(ctx), kName, argc, argc - 1, kParamNames)[0]);
+  return alpha_param(
+      read_params(sqlite3_context_db_handle(ctx), connection(ctx).statement_cache(), kName, argc, argc - 1,
+                  kParamNames)[0]);
 }
 
 // The first row of a group: reads alpha (an error stops the statement).
@@ -76,6 +78,8 @@ void private_count_step(sqlite3_context* ctx, int, sqlite3_value** argv) {
 }
 template void private_count_step<1>(sqlite3_context*, int, sqlite3_value**);
 template void private_count_step<2>(sqlite3_context*, int, sqlite3_value**);
+
+void check_count_params(const std::vector<Param>& p) { alpha_param(p[0]); }
 
 void private_count_final1(sqlite3_context* ctx) { finish(ctx, 1); }
 void private_count_final2(sqlite3_context* ctx) { finish(ctx, 2); }

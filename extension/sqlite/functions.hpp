@@ -2,7 +2,10 @@
 // Each area lives in its own file; the table of registrations is in optdp.cpp.
 #pragma once
 
+#include <vector>
+
 #include "sqlite/api.hpp"
+#include "sqlite/sql_text.hpp"
 
 namespace optdp::sql {
 
@@ -11,6 +14,11 @@ template <int ARGC>  // 1: private_count(alpha), 2: private_count(x, alpha)
 void private_count_step(sqlite3_context* ctx, int argc, sqlite3_value** argv);
 void private_count_final1(sqlite3_context* ctx);
 void private_count_final2(sqlite3_context* ctx);
+// The checks of each form's parameters (params.hpp, ReleaseForm).
+void check_count_params(const std::vector<Param>& p);
+void check_sum_params(const std::vector<Param>& p);
+void check_levels_params(const std::vector<Param>& p);
+const char* const* level_param_names();
 
 // sum.cpp: staircase_sum(x, eps, delta | lower, upper [, cost]), laplace_sum(...),
 // staircase_gamma(eps, cost), noise_cost(mechanism, eps, delta, cost)

@@ -42,14 +42,18 @@ constexpr const char* name_of() {
 // Reads the levels from the statement's text (params.hpp): the same call for
 // a first row and for an empty input. argc is the arity this final or step
 // was registered with, so each arity reads its own calls.
-template <int FIRST>
-void read_levels(sqlite3_context* ctx, LevelsState& st, int argc) {
-  const auto p = read_params(sqlite3_context_db_handle(ctx), name_of<FIRST>(), argc, FIRST, kLevelNames);
+void parse_level_params(LevelsState& st, const std::vector<Param>& p) {
   std::vector<double> a;
   for (std::size_t i = 0; i < p.size(); ++i) a.push_back(alpha_param(p[i], kLevelNames[i]));
   check_levels(a);
   st.k = static_cast<int>(a.size());
   std::copy(a.begin(), a.end(), st.alphas);
+}
+
+template <int FIRST>
+void read_levels(sqlite3_context* ctx, LevelsState& st, int argc) {
+  parse_level_params(st, read_params(sqlite3_context_db_handle(ctx), connection(ctx).statement_cache(),
+                                     name_of<FIRST>(), argc, FIRST, kLevelNames));
 }
 
 template <int FIRST>
@@ -131,6 +135,12 @@ std::unique_ptr<RowSource> open_release_levels(sqlite3_value** argv, Connection&
 }
 
 }  // namespace
+
+void check_levels_params(const std::vector<Param>& p) {
+  LevelsState st{};
+  parse_level_params(st, p);
+}
+const char* const* level_param_names() { return kLevelNames; }
 
 void private_count_levels_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) { levels_step<0>(ctx, argc, argv); }
 void private_count_levels_of_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {

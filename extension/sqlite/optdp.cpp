@@ -12,12 +12,15 @@
 ** extension registers; each function lives in its own file (count.cpp,
 ** scalars.cpp, ...). The reference is sql/reference.md.
 */
+#include <array>
 #include <new>
+#include <span>
 
 #include "core/levels.hpp"
 #include "sqlite/api.hpp"
 #include "sqlite/connection.hpp"
 #include "sqlite/functions.hpp"
+#include "sqlite/params.hpp"
 #include "sqlite/vtab.hpp"
 
 SQLITE_EXTENSION_INIT1
@@ -72,6 +75,11 @@ constexpr Function kFunctions[] = {
     {"dp_rng", 0, kRandom, dp_rng, nullptr, nullptr},
 };
 
+// Parameter names of the randomised aggregates (params.hpp).
+constexpr const char* kAlpha[] = {"alpha"};
+constexpr const char* kSum3[] = {"eps", "delta"};
+constexpr const char* kSum45[] = {"eps", "lower", "upper", "cost"};
+
 // Every table-valued function (eponymous virtual table).
 const TableFunction* const kTables[] = {&kGeometricMatrix, &kDerivationMatrix, &kStaircasePmf, &kOptimalRemap,
                                         &kOptimalMechanism, &kMinimaxRemap, &kMinimaxMechanism, &kReleaseLevels,
@@ -119,6 +127,28 @@ int register_all(sqlite3* db, char** pzErrMsg) {
 }
 
 }  // namespace
+
+std::span<const ReleaseForm> release_forms() {
+  static const auto forms = [] {
+    std::array<ReleaseForm, 7 + 2 * kMaxLevels> f = {{
+        {"private_count", 1, 0, kAlpha, check_count_params},
+        {"private_count", 2, 1, kAlpha, check_count_params},
+        {"staircase_sum", 3, 1, kSum3, check_sum_params},
+        {"staircase_sum", 4, 1, kSum45, check_sum_params},
+        {"staircase_sum", 5, 1, kSum45, check_sum_params},
+        {"laplace_sum", 3, 1, kSum3, check_sum_params},
+        {"laplace_sum", 4, 1, kSum45, check_sum_params},
+    }};
+    for (int k = 1; k <= kMaxLevels; ++k) {
+      f[static_cast<std::size_t>(5 + 2 * k)] = {"private_count_levels", k, 0, level_param_names(), check_levels_params};
+      f[static_cast<std::size_t>(6 + 2 * k)] = {"private_count_levels_of", k + 1, 1, level_param_names(),
+                                                check_levels_params};
+    }
+    return f;
+  }();
+  return forms;
+}
+
 }  // namespace optdp::sql
 
 extern "C" __attribute__((visibility("default"))) int sqlite3_optdp_init(sqlite3* db, char** pzErrMsg,

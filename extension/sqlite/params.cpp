@@ -1,11 +1,13 @@
 #include "sqlite/params.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <stdexcept>
 
 #include "core/format.hpp"
 #include "core/privacy.hpp"
+#include "sqlite/args.hpp"
 
 namespace optdp::sql {
 
@@ -54,24 +56,95 @@ std::vector<std::string> running_texts(sqlite3* db) {
   return texts;
 }
 
+// Checks every call of every release form in the running statements, in
+// text order (see read_params).
+void check_statement(sqlite3* db) {
+  const auto forms = release_forms();
+  std::vector<std::string> names;
+  for (const auto& f : forms)
+    if (std::find(names.begin(), names.end(), f.name) == names.end()) names.emplace_back(f.name);
+  struct Seen {
+    const ReleaseForm* form;
+    std::vector<Param> values;
+  };
+  std::vector<Seen> seen;  // the first call of each form
+  for (sqlite3_stmt* s = sqlite3_next_stmt(db, nullptr); s; s = sqlite3_next_stmt(db, s)) {
+    if (!sqlite3_stmt_busy(s)) continue;
+    const char* raw = sqlite3_sql(s);
+    if (!raw) continue;
+    const std::string_view text(raw);
+    const auto tokens = tokenize(text);
+    std::optional<std::vector<std::optional<Param>>> bound;
+    const BoundValue bound_value = [&](std::size_t k) -> std::optional<Param> {
+      if (!bound) {
+        Expanded e;
+        e.text = sqlite3_expanded_sql(s);
+        bound = bound_values(text, tokens, e.text ? std::string_view(e.text) : std::string_view());
+      }
+      if (!(*bound)[k])
+        throw std::invalid_argument("the value bound to " +
+                                    std::string(text.substr(tokens[k].begin, tokens[k].end - tokens[k].begin)) +
+                                    " cannot be read back from the statement (sqlite3_expanded_sql)");
+      return (*bound)[k];
+    };
+    std::vector<std::pair<Call, const ReleaseForm*>> calls;
+    for (const auto& name : names)
+      for (Call& c : find_calls(text, tokens, name))
+        for (const auto& f : forms)
+          if (f.name == name && f.argc == static_cast<int>(c.args.size())) calls.emplace_back(std::move(c), &f);
+    std::sort(calls.begin(), calls.end(),
+              [](const auto& x, const auto& y) { return x.first.name_token < y.first.name_token; });
+    for (const auto& [call, form] : calls) {
+      try {
+        std::vector<Param> values;
+        for (int a = form->first; a < form->argc; ++a) {
+          const auto [b, e] = call.args[static_cast<std::size_t>(a)];
+          auto v = read_literal(text, tokens, b, e, bound_value);
+          if (!v)
+            throw std::invalid_argument(std::string(form->names[a - form->first]) +
+                                        " must be a literal or a bound parameter (optdp fixes the noise before it "
+                                        "reads any row), but is " +
+                                        (b == e ? std::string("empty")
+                                                : "the expression " + quote_text(argument_text(text, tokens, b, e), 60)));
+          values.push_back(std::move(*v));
+        }
+        form->check(values);
+        auto it = std::find_if(seen.begin(), seen.end(), [&](const Seen& x) { return x.form == form; });
+        if (it == seen.end()) {
+          seen.push_back({form, std::move(values)});
+        } else if (it->values != values) {
+          throw std::invalid_argument("the running statements call it with different parameters (" +
+                                      show(it->values, form->first, form->names) + "; " +
+                                      show(values, form->first, form->names) +
+                                      "), and which call is releasing cannot be told: give each its own statement");
+        }
+      } catch (const CallError&) {
+        throw;
+      } catch (const std::invalid_argument& e) {
+        throw CallError(std::string(form->name) + ": " + e.what());
+      }
+    }
+  }
+}
+
 std::vector<Param> read_params_uncached(sqlite3* db, const char* name, int argc, int first,
                                         const char* const* names);
 
 }  // namespace
 
-std::vector<Param> read_params(sqlite3* db, const char* name, int argc, int first, const char* const* names) {
-  struct Cache {
-    std::string name;
-    int argc = -1, first = -1;
-    std::vector<std::string> texts;
-    std::vector<Param> result;
-  };
-  thread_local Cache cache;
+std::vector<Param> read_params(sqlite3* db, StatementCache& cache, const char* name, int argc, int first,
+                               const char* const* names) {
   auto texts = running_texts(db);
-  if (cache.argc == argc && cache.first == first && cache.name == name && cache.texts == texts) return cache.result;
-  auto result = read_params_uncached(db, name, argc, first, names);  // throws: nothing cached
-  cache = Cache{name, argc, first, std::move(texts), result};
-  return result;
+  if (texts != cache.texts) cache = StatementCache{std::move(texts)};
+  if (!cache.checked) {
+    check_statement(db);
+    cache.checked = true;
+  }
+  for (const auto& r : cache.reads)
+    if (r.argc == argc && r.first == first && r.name == name) return r.values;
+  auto values = read_params_uncached(db, name, argc, first, names);
+  cache.reads.push_back({name, argc, first, values});
+  return values;
 }
 
 namespace {
@@ -105,11 +178,7 @@ std::vector<Param> read_params_uncached(sqlite3* db, const char* name, int argc,
         const auto [b, e] = call.args[static_cast<std::size_t>(a)];
         auto v = read_literal(text, tokens, b, e, bound_value);
         if (!v)
-          throw std::invalid_argument(std::string(names[a - first]) +
-                                      " must be a literal or a bound parameter (optdp fixes the noise before it reads "
-                                      "any row), but is " +
-                                      (b == e ? std::string("empty") : "the expression " +
-                                                                           quote_text(argument_text(text, tokens, b, e), 60)));
+            throw std::invalid_argument(std::string(names[a - first]) + " is not a literal");  // check_statement said why
         values.push_back(std::move(*v));
       }
       if (!found) {

@@ -13,6 +13,7 @@
 // Nothing is prepared or evaluated: the text is only read.
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -21,12 +22,47 @@
 
 namespace optdp::sql {
 
-// The parameters (arguments first .. argc-1, named names[0..]) of the call
-// name(...) with argc arguments in the running statements. Throws
-// std::invalid_argument when they cannot be read: no such call is found, a
-// parameter is not one of the literal forms (sql_text.hpp), a bound value
-// cannot be read back, or several calls disagree.
-std::vector<Param> read_params(sqlite3* db, const char* name, int argc, int first, const char* const* names);
+// One form of a randomised aggregate: name(...) with argc arguments, whose
+// arguments first .. argc-1 are its parameters, named names[0..], and the
+// check of their values (throws std::invalid_argument, without the name).
+struct ReleaseForm {
+  const char* name;
+  int argc;
+  int first;
+  const char* const* names;
+  void (*check)(const std::vector<Param>& params);
+};
+// Every form optdp registers (optdp.cpp), a constant table.
+std::span<const ReleaseForm> release_forms();
+
+// What read_params last found, kept per connection: its result is a
+// function of the running statements' texts and bound values, so while they
+// are unchanged (the groups of a GROUP BY) the check and reads are reused.
+struct StatementCache {
+  std::vector<std::string> texts;
+  bool checked = false;
+  struct Read {
+    std::string name;
+    int argc, first;
+    std::vector<Param> values;
+  };
+  std::vector<Read> reads;
+};
+
+// The parameters of the call name(...) with argc arguments in the running
+// statements (the form's first and names as in ReleaseForm).
+//
+// First, every call of every form in the running statements is checked, in
+// the order of the text: its parameters must be literal forms
+// (sql_text.hpp), valid, and the same as every other call of that form. The
+// first call that fails throws CallError "<its name>: <why>". So a statement
+// either releases nothing, or every release in it is valid: with rows or
+// without, before any charge. (Otherwise a release finishing with no rows
+// could be charged before another call's error, and one with rows not.)
+// Then this form's parameters are read; std::invalid_argument if no call of
+// it is in the text (a call from a TEMP view).
+std::vector<Param> read_params(sqlite3* db, StatementCache& cache, const char* name, int argc, int first,
+                               const char* const* names);
 
 // The text (bound parameters expanded) of a running statement that calls
 // name, for the ledger's record; "" if none is found.

@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/privacy.hpp"
 
 namespace optdp::sql {
 
@@ -160,8 +159,7 @@ std::optional<Param> negate(Param p) {
 }
 
 // Recursive descent over tokens [first, last): sign* atom, where atom is a
-// parenthesised literal, a number, a string, a blob, NULL, a variable or
-// dp_alpha(literal).
+// parenthesised literal, a number, a string, a blob, NULL or a variable.
 std::optional<Param> literal(std::string_view sql, const std::vector<Token>& t, std::size_t first, std::size_t last,
                              const BoundValue& bound, int depth) {
   if (first >= last || depth > 64) return std::nullopt;
@@ -191,16 +189,6 @@ std::optional<Param> literal(std::string_view sql, const std::vector<Token>& t, 
         return std::nullopt;
       default: return std::nullopt;
     }
-  }
-  // dp_alpha(eps): optdp's own conversion, computed here as dp_alpha() would.
-  if (last >= first + 4 && (t[first].kind == Token::Word || t[first].kind == Token::Quoted) &&
-      iequal(token_name(sql, t[first]), "dp_alpha") && punct(first + 1, '(') && punct(last - 1, ')')) {
-    auto eps = literal(sql, t, first + 2, last - 1, bound, depth + 1);
-    if (!eps || (eps->type != Param::Type::Real && eps->type != Param::Type::Integer)) return std::nullopt;
-    Param p;
-    p.type = Param::Type::Real;
-    p.d = alpha_of_epsilon(eps->type == Param::Type::Real ? eps->d : static_cast<double>(eps->i));
-    return p;
   }
   return std::nullopt;
 }
@@ -317,6 +305,7 @@ std::vector<Call> find_calls(std::string_view sql, const std::vector<Token>& t, 
     if (!is(k + 1, '(') || (k > 0 && is(k - 1, '.'))) continue;
     if (!iequal(token_name(sql, t[k]), name)) continue;
     Call call;
+    call.name_token = k;
     int depth = 0;
     std::size_t start = k + 2, p = k + 2;
     bool closed = false;
@@ -437,9 +426,7 @@ std::vector<std::optional<Param>> bound_values(std::string_view raw, const std::
 std::string argument_text(std::string_view sql, const std::vector<Token>& tokens, std::size_t first,
                           std::size_t last) {
   if (first >= last) return "";
-  std::string s(sql.substr(tokens[first].begin, tokens[last - 1].end - tokens[first].begin));
-  if (s.size() > 60) s = s.substr(0, 57) + "...";
-  return s;
+  return std::string(sql.substr(tokens[first].begin, tokens[last - 1].end - tokens[first].begin));
 }
 
 }  // namespace optdp::sql

@@ -16,8 +16,10 @@
 //   a bound parameter  ?  ?3  :name  @name  $name  (its value is read from
 //                 sqlite3_expanded_sql, which shows a REAL with 15
 //                 significant digits; see Param::bound)
-//   dp_alpha(n)   the alpha of epsilon n, for n one of the above
 //
+// Nothing that SQLite evaluates (not even optdp's own dp_alpha()) is
+// accepted: evaluating it can fail with rows and not without, and such an
+// error would tell whether rows matched.
 // This header is pure text processing (no SQLite calls), so it can be tested
 // and fuzzed alone; params.hpp applies it to the running statements.
 #pragma once
@@ -57,6 +59,7 @@ std::string token_name(std::string_view sql, const Token& t);
 // A call name(arg, ...) found in the tokens: each argument as the half-open
 // range [first, last) of token indices.
 struct Call {
+  std::size_t name_token;  // index of the function name's token
   std::vector<std::pair<std::size_t, std::size_t>> args;
 };
 
@@ -101,7 +104,7 @@ std::optional<Param> read_literal(std::string_view sql, const std::vector<Token>
 std::vector<std::optional<Param>> bound_values(std::string_view raw, const std::vector<Token>& tokens,
                                                std::string_view expanded);
 
-// The argument as written, shortened for messages.
+// The argument as written (messages shorten it with quote_text).
 std::string argument_text(std::string_view sql, const std::vector<Token>& tokens, std::size_t first,
                           std::size_t last);
 

@@ -52,11 +52,8 @@ struct SumState {
   bool ready;  // the parameters have been read
 };
 
-// Reads and validates the parameters from the statement's text
-// (params.hpp): the same call for a first row and for an empty input.
-void read_params(sqlite3_context* ctx, SumState& st, Mechanism mech, int argc) {
-  const auto p = sql::read_params(sqlite3_context_db_handle(ctx), name_of(mech), argc, 1,
-                                  argc == 3 ? kNames3 : kNames45);
+// Validates the parameters p (arguments 1.. of a call with argc arguments) into st.
+void parse(SumState& st, const std::vector<Param>& p, int argc) {
   st.eps = number_param(p[0], "eps");
   check_positive(st.eps, "eps");
   if (argc == 3) {
@@ -71,6 +68,15 @@ void read_params(sqlite3_context* ctx, SumState& st, Mechanism mech, int argc) {
   st.cost = CostSpec{};
   if (argc == 5) st.cost = parse_cost_spec(text_param(p[3], "cost", "'l1', 'l2' or 'gamma=G'"));
   st.grid = make_grid(st.eps, st.lower, st.upper, argc == 3 ? "delta" : "upper - lower");
+}
+
+// Reads and validates the parameters from the statement's text
+// (params.hpp): the same call for a first row and for an empty input.
+void read_params(sqlite3_context* ctx, SumState& st, Mechanism mech, int argc) {
+  parse(st,
+        sql::read_params(sqlite3_context_db_handle(ctx), connection(ctx).statement_cache(), name_of(mech), argc, 1,
+                         argc == 3 ? kNames3 : kNames45),
+        argc);
 }
 
 // A row's x as SQLite's sum() reads it: a number as it is, text or a blob
@@ -136,6 +142,11 @@ void sum_final(sqlite3_context* ctx) {
 }
 
 }  // namespace
+
+void check_sum_params(const std::vector<Param>& p) {
+  SumState st{};
+  parse(st, p, static_cast<int>(p.size()) + 1);
+}
 
 void staircase_sum_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   sum_step<Mechanism::Staircase>(ctx, argc, argv);

@@ -138,6 +138,38 @@ class Finding2ErrorsDoNotDependOnRows(Patients):
         for value in (0.5, 0.36787944117144233, 1e-300, 0.999999):
             self.assertEqual(self.assertPathsAgree("SELECT private_count(?)", (value,))[0], "ok")
 
+    def test_a_later_call_fails_before_an_earlier_one_is_charged(self):
+        # With no rows the first aggregate's final step would run (and be
+        # charged) before the second one's error; with rows the second one's
+        # first step fails first. Every call is checked before any release.
+        with tempfile.TemporaryDirectory() as tmp:
+            self.one("SELECT dp_ledger_attach(?, 100)", (os.path.join(tmp, "l.ledger"),))
+            for select in ["SELECT private_count(0.5), private_count(x, 1.5)",
+                           "SELECT private_count(0.5), staircase_sum(x, 1, 10, 0)",
+                           "SELECT (SELECT private_count(0.5) FROM patients WHERE id = -1), private_count(x, 'a')",
+                           "SELECT private_count(0.5), private_count_levels(0.9, 0.5)"]:
+                before = self.one("SELECT count(*) FROM dp_ledger_entries")
+                out = self.assertPathsAgree(select)
+                self.assertEqual(out[0], "error", select)
+                self.assertEqual(self.one("SELECT count(*) FROM dp_ledger_entries"), before, select)
+
+    def test_functions_in_parameters_are_refused_on_every_path(self):
+        # No function is accepted as a parameter, not even dp_alpha(1.0).
+        # (An argument that SQLite itself fails to evaluate, such as
+        # dp_alpha(0), fails in SQLite only when a row is read, with SQLite's
+        # message: like any failing expression of the query, that is outside
+        # what optdp can see; see docs/boundary.md.)
+        for select in ["SELECT private_count(dp_alpha(1.0))", "SELECT staircase_sum(x, abs(-1), 0, 10)"]:
+            out = self.assertPathsAgree(select)
+            self.assertEqual(out[0], "error", select)
+            self.assertIn("must be a literal or a bound parameter", out[1])
+
+    def test_long_arguments_are_shortened_on_a_character_boundary(self):
+        out = self.assertPathsAgree("SELECT private_count(CASE WHEN x THEN 0.5 ELSE '" + "é" * 40 + "' END)")
+        self.assertEqual(out[0], "error")
+        out[1].encode("utf-8")  # a str from sqlite3 is valid UTF-8 or it would not have decoded
+        self.assertTrue(out[1].endswith("...'"), out[1])
+
     def test_secret_bits_are_not_read_from_errors(self):
         # The attack of the audit: one query per person, an error iff no row.
         select = "SELECT private_count(0.9999999999999999), private_count(0.9999999999999998) FROM patients " \

@@ -7,4 +7,4 @@ select printf('%!.17g', dp_alpha(5000));
 select printf('%!.17g', dp_alpha(20000));
 select printf('%!.17g', dp_alpha(1e308));
 select dp_alpha(1e308) > 0;
-select private_count(dp_alpha(1e308)) from (select 1 union all select 2);
+select private_count(4.9406564584124654e-324) from (select 1 union all select 2);  -- dp_alpha(1e308)
