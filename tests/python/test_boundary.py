@@ -218,15 +218,21 @@ class Finding6MessagesNeverQuoteData(Patients):
 
 class Finding7LedgerCannotBeShed(OptdpTestCase):
     def test_no_extension_can_be_loaded_after_attach(self):
+        # A copy of optdp under another path has its own (ledger-less) state.
+        # The audit loaded one as the shell's .load does (sqlite3_load_extension,
+        # outside any statement); SQL's load_extension() is covered too.
         with tempfile.TemporaryDirectory() as tmp:
-            copy = os.path.join(tmp, "copy.so")
+            os.mkdir(os.path.join(tmp, "copy"))
+            copy = os.path.join(tmp, "copy", "optdp.so")  # entry point sqlite3_optdp_init
             with open(sys.modules["optdp_testlib"].module_path(), "rb") as src, open(copy, "wb") as dst:
                 dst.write(src.read())
             db = sqlite3.connect(":memory:", isolation_level=None)
             db.enable_load_extension(True)
             db.load_extension(sys.modules["optdp_testlib"].module_path())
             db.execute("SELECT dp_ledger_attach(?, 10)", (os.path.join(tmp, "l.ledger"),))
-            with self.assertRaises(sqlite3.Error):
+            with self.assertRaisesRegex(sqlite3.Error, "not authorized"):
+                db.load_extension(copy)
+            with self.assertRaisesRegex(sqlite3.Error, "not authorized"):
                 db.execute("SELECT load_extension(?, 'sqlite3_optdp_init')", (copy,)).fetchall()
             db.execute("SELECT private_count(0.5)").fetchall()
             self.assertEqual(db.execute("SELECT count(*) FROM dp_ledger_entries").fetchone()[0], 1)
