@@ -90,15 +90,13 @@ void dp_ledger_attach_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     auto ledger = std::make_unique<Ledger>(path, total, durability);
     // The session must not hold the ledger file open as one of its own databases.
     sqlite3* db = sqlite3_context_db_handle(ctx);
-    sqlite3_stmt* list = nullptr;
-    if (sqlite3_prepare_v2(db, "SELECT name, file FROM pragma_database_list", -1, &list, nullptr) != SQLITE_OK)
-      throw std::runtime_error(std::string("cannot list this connection's databases: ") + sqlite3_errmsg(db));
+    // Listed with the C API, not by a query: a TEMP view named
+    // pragma_database_list would answer a query in its place.
     std::string clash;
-    while (sqlite3_step(list) == SQLITE_ROW) {
-      const char* file = reinterpret_cast<const char*>(sqlite3_column_text(list, 1));
-      if (file && *file && ledger->is_ledger_file(file)) clash = reinterpret_cast<const char*>(sqlite3_column_text(list, 0));
+    for (int i = 0; const char* name = sqlite3_db_name(db, i); ++i) {
+      const char* file = sqlite3_db_filename(db, name);
+      if (file && *file && ledger->is_ledger_file(file)) clash = name;
     }
-    sqlite3_finalize(list);
     if (!clash.empty())
       throw std::invalid_argument("the ledger file is open on this connection as database '" + clash +
                                   "'; detach it first (the session must not be able to rewrite its ledger)");

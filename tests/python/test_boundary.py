@@ -240,6 +240,20 @@ class Finding7LedgerCannotBeShed(OptdpTestCase):
                 db.execute("SELECT dp_seed(1)").fetchall()
             db.close()
 
+    def test_an_attached_ledger_file_is_found_whatever_the_views(self):
+        # dp_ledger_attach refuses a ledger file the session has attached as a
+        # database (it could rewrite it); a TEMP view named
+        # pragma_database_list must not hide it (no SQL is run to look).
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "l.ledger")
+            other = connect()
+            other.execute("SELECT dp_ledger_attach(?, 10)", (path,))
+            other.close()
+            self.db.execute("ATTACH ? AS led", (path,))
+            self.db.execute("CREATE TEMP VIEW pragma_database_list AS SELECT 'main' AS name, '' AS file")
+            with self.assertRaisesRegex(sqlite3.Error, "the ledger file is open on this connection as database 'led'"):
+                self.db.execute("SELECT dp_ledger_attach(?, 10)", (path,)).fetchall()
+
     def test_shadowing_the_ledger_table_is_refused(self):
         with tempfile.TemporaryDirectory() as tmp:
             self.one("SELECT dp_ledger_attach(?, 10)", (os.path.join(tmp, "l.ledger"),))
