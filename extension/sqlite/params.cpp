@@ -94,7 +94,9 @@ void check_statement(sqlite3* db) {
           if (f.name == name && f.argc == static_cast<int>(c.args.size())) calls.emplace_back(std::move(c), &f);
     std::sort(calls.begin(), calls.end(),
               [](const auto& x, const auto& y) { return x.first.name_token < y.first.name_token; });
-    for (const auto& [call, form] : calls) {
+    for (const auto& found : calls) {
+      const Call& call = found.first;
+      const ReleaseForm* form = found.second;  // not a structured binding: clang 14 cannot capture one
       try {
         std::vector<Param> values;
         for (int a = form->first; a < form->argc; ++a) {
