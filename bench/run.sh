@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# Builds the benchmarks in Release in a separate build directory and runs all three.
+# Builds the benchmarks in Release in a separate build directory and runs them.
 #
-#   bench/run.sh                      # full run: sampler_bench, sql_bench at 10M rows, matrix_bench
-#   ROWS=1000000 bench/run.sh         # smaller SQL table
+#   bench/run.sh                      # all four: sampler_bench, sql_bench at 10M rows, matrix_bench, release_timing
+#   bench/run.sh timing               # only release_timing (a release with and without matching rows)
+#   bench/run.sh sql sampler          # any of: sampler sql matrix timing
+#   ROWS=1000000 bench/run.sh sql     # smaller SQL table
 #   BUILD_DIR=/tmp/b bench/run.sh     # another build directory (default: build-bench)
 #   SAMPLER_ARGS="--benchmark_repetitions=3" SQL_ARGS="--reps 5" MATRIX_ARGS="--reps 5" bench/run.sh
+#   TIMING_ARGS="--runs 5000 --no-ledger" bench/run.sh timing
 #   PYTHON=python3 SQLITE3=/path/to/sqlite3 bench/run.sh   # interpreter and shell for matrix_bench.py
 #
-# Output is also saved to $BUILD_DIR/{sampler,sql,matrix}_bench.txt.
+# Output is also saved to $BUILD_DIR/{sampler,sql,matrix}_bench.txt and
+# $BUILD_DIR/release_timing.txt.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${BUILD_DIR:-$root/build-bench}"
@@ -15,18 +19,42 @@ rows="${ROWS:-10000000}"
 python="${PYTHON:-/usr/bin/python3}"
 sqlite3_shell="${SQLITE3:-$(command -v sqlite3 || echo /usr/bin/sqlite3)}"
 
+benches=("$@")
+[ ${#benches[@]} -eq 0 ] && benches=(sampler sql matrix timing)
+targets=(optdp)
+for b in "${benches[@]}"; do
+  case "$b" in
+    sampler) targets+=(sampler_bench) ;;
+    sql) targets+=(sql_bench) ;;
+    matrix) ;;
+    timing) targets+=(release_timing) ;;
+    *) echo "bench/run.sh: unknown benchmark '$b' (sampler, sql, matrix, timing)" >&2; exit 2 ;;
+  esac
+done
+
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DOPTDP_BUILD_BENCH=ON -DOPTDP_BUILD_TESTS=OFF
-cmake --build "$build" -j"$(nproc)" --target sampler_bench sql_bench optdp
+cmake --build "$build" -j"$(nproc)" --target "${targets[@]}"
 
 echo "== machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
 echo "== source: $(git -C "$root" describe --always --dirty 2>/dev/null || echo "$root (not a git checkout)")"
-echo "== sampler_bench"
-# shellcheck disable=SC2086
-"$build/bench/sampler_bench" ${SAMPLER_ARGS:-} | tee "$build/sampler_bench.txt"
-echo "== sql_bench"
-# shellcheck disable=SC2086
-"$build/bench/sql_bench" --rows "$rows" ${SQL_ARGS:-} | tee "$build/sql_bench.txt"
-echo "== matrix_bench"
-# shellcheck disable=SC2086
-"$python" "$root/bench/matrix_bench.py" --optdp "$build/optdp.so" --sqlite3 "$sqlite3_shell" ${MATRIX_ARGS:-} |
-  tee "$build/matrix_bench.txt"
+for b in "${benches[@]}"; do
+  case "$b" in
+    sampler)
+      echo "== sampler_bench"
+      # shellcheck disable=SC2086
+      "$build/bench/sampler_bench" ${SAMPLER_ARGS:-} | tee "$build/sampler_bench.txt" ;;
+    sql)
+      echo "== sql_bench"
+      # shellcheck disable=SC2086
+      "$build/bench/sql_bench" --rows "$rows" ${SQL_ARGS:-} | tee "$build/sql_bench.txt" ;;
+    matrix)
+      echo "== matrix_bench"
+      # shellcheck disable=SC2086
+      "$python" "$root/bench/matrix_bench.py" --optdp "$build/optdp.so" --sqlite3 "$sqlite3_shell" ${MATRIX_ARGS:-} |
+        tee "$build/matrix_bench.txt" ;;
+    timing)
+      echo "== release_timing"
+      # shellcheck disable=SC2086
+      "$build/bench/release_timing" ${TIMING_ARGS:-} | tee "$build/release_timing.txt" ;;
+  esac
+done
