@@ -109,3 +109,28 @@ TEST(SumSql, EmptyInputIsZeroPlusNoise) {
   const auto m = moments(c);
   EXPECT_NEAR(m.mean, 2 * 0.959517375667472, 5 * m.se);
 }
+
+// Bounds that exclude 0: adding or removing a row moves the sum by up to
+// max(|lower|, |upper|), so the noise is that of sensitivity
+// Delta = max(upper - lower, |lower|, |upper|) = 3 for [2, 3], and
+// noise_cost(..., Delta, ...) predicts it (docs/sums.md).
+TEST(SumSql, BoundsExcludingZeroUseTheirSensitivity) {
+  Db db;
+  db.exec("SELECT dp_seed(13)");
+  db.exec("CREATE TABLE one(g INTEGER, x REAL)");
+  db.exec("WITH RECURSIVE s(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM s WHERE i < 19999) "
+          "INSERT INTO one SELECT i, 2.5 FROM s");
+  for (double eps : {1.0, 3.0}) {
+    for (const char* f : {"staircase_sum", "laplace_sum"}) {
+      const auto sums = db.reals(std::string("SELECT ") + f + "(x, " + num(eps) + ", 2, 3) FROM one GROUP BY g");
+      ASSERT_EQ(sums.size(), 20000u);
+      std::vector<double> c;
+      for (double s : sums) c.push_back(std::abs(s - 2.5));
+      const double expected = db.reals(std::string("SELECT noise_cost('") +
+                                       (std::string(f) == "laplace_sum" ? "laplace" : "staircase") + "', " +
+                                       num(eps) + ", 3, 'l1')")[0];
+      const auto m = moments(c);
+      EXPECT_NEAR(m.mean, expected, 5 * m.se) << f << " eps=" << eps;
+    }
+  }
+}
