@@ -26,9 +26,16 @@ literally, as reviewed against the build. Aggregates run each probe on a
 3-row table t and on the empty table e: the randomised aggregates read their
 parameters from the text of the running statement on both paths, never from
 the rows (extension/sqlite/sql_text.hpp), so a probe has the same outcome on
-both, and a parameter written as anything but a literal, a bound parameter or
-dp_alpha(literal) (a column, CASE, arithmetic, a subquery, a call) is refused
-with the argument as written (literal_type() below mirrors the reader). Each
+both, and a parameter written as anything but a literal or a bound parameter
+(a column, CASE, arithmetic, a subquery, any call, even dp_alpha(1.0)) is
+refused with the argument as written, shortened by quote_text (literal_type()
+below mirrors the reader). Before any release, every call of every randomised
+aggregate in the running statements is checked in text order; the first
+invalid one (not a literal, a bad value, or parameters differing from an
+earlier call of its form) fails the statement with its own name. One
+exception is outside optdp's control (docs/boundary.md): an argument SQLite
+itself fails to evaluate, like dp_alpha(0), fails the rows path first with
+SQLite's (or dp_alpha's) message; the empty path refuses the expression. Each
 parameter also gets a CASE on the row (a value that would change between
 rows), refused the same way. x of the sums is never an error (read like
 sum() reads it), so no message can quote a row. Special cases cover the
@@ -120,8 +127,9 @@ def quote_text(s, max_bytes=40):
 # How the randomised aggregates read their parameters (extension/sqlite/
 # sql_text.cpp): from the text of the running statement, never from the rows,
 # the same way whether or not rows matched. A parameter must be a literal
-# (number, string, blob, NULL; unary signs and parentheses allowed), a bound
-# parameter, or dp_alpha(literal); anything else is refused on every path.
+# (number, string, blob, NULL; unary signs and parentheses allowed) or a bound
+# parameter; anything else, any function call included, is refused on every
+# path (params.cpp check_statement).
 
 NOT_LITERAL = ("%s must be a literal or a bound parameter (optdp fixes the noise before it reads any row), "
                "but is the expression %s")
@@ -217,10 +225,7 @@ def literal_type(sql):
             if kind == "blob" and re.fullmatch(r"[xX]'(?:[0-9a-fA-F]{2})*'", x):
                 return "blob"
             return "bound" if kind == "variable" else None
-        if (b >= a + 4 and kind in ("word", "quoted") and x.strip("\"`[]").lower() == "dp_alpha"
-                and t[a + 1] == ("punct", "(") and t[b - 1] == ("punct", ")")):
-            return "real" if lit(a + 2, b - 1, depth + 1) in ("int", "real", "bound") else None
-        return None
+        return None  # anything else, a call of any function (dp_alpha too) included
 
     def number(x, negative):
         if x[:2] in ("0x", "0X"):
@@ -232,11 +237,9 @@ def literal_type(sql):
 
 def argument_shown(sql):
     """How a refused parameter is quoted: the argument as written (from its
-    first token to its last), at most 60 bytes (57 and '...'), in quotes."""
-    b = sql.strip(" \t\n\f\r").encode("utf-8")
-    if len(b) > 60:
-        b = b[:57] + b"..."
-    return "'" + b.decode("utf-8", "replace").replace("\0", "\\0") + "'"
+    first token to its last), by quote_text with at most 60 bytes (cut on a
+    character boundary, then '...')."""
+    return quote_text(sql.strip(" \t\n\f\r"), 60)
 
 
 def not_literal(arg, sql):
@@ -828,8 +831,7 @@ def matrix_json_probes():
 
 ALPHA_DOM = "a REAL in (0, 1)"
 # The parameters of the randomised aggregates are read from the statement's text.
-LIT = "; written as a literal, a bound parameter or dp_alpha(literal)"
-LIT_SUM = "; written as a literal or a bound parameter"
+LIT = "; written as a literal or a bound parameter"
 X_SUM = "any value, read as sum() reads it (text or a blob that looks like a number as that number, else 0), " \
         "then clamped; NULL is skipped"
 
@@ -845,10 +847,10 @@ FUNCTIONS = [
        [1, 2], lambda sig: [literal_param("alpha"), alpha("alpha")], signatures=[("alpha",), ("x", "alpha")],
        probes={"x": [text("text x", "a"), V("blob x", "x'00'", "blob", b"\0")]}),
     Fn("staircase_sum", "aggregate",
-       [("x", "x", X_SUM), ("eps", "1.0", "finite, >= 2^-30" + LIT_SUM),
-        ("delta", "10", "finite, > 0 (the rows are clamped into [0, delta])" + LIT_SUM),
-        ("lower", "0", "finite, < upper" + LIT_SUM), ("upper", "10", "finite, > lower" + LIT_SUM),
-        ("cost", "'l1'", "'l1', 'l2' or 'gamma=G' with 0 <= G <= 1" + LIT_SUM)],
+       [("x", "x", X_SUM), ("eps", "1.0", "finite, >= 2^-30" + LIT),
+        ("delta", "10", "finite, > 0 (the rows are clamped into [0, delta])" + LIT),
+        ("lower", "0", "finite, < upper" + LIT), ("upper", "10", "finite, > lower" + LIT),
+        ("cost", "'l1'", "'l1', 'l2' or 'gamma=G' with 0 <= G <= 1" + LIT)],
        [3, 4, 5], call_checks_sum("staircase"),
        signatures=[("x", "eps", "delta"), ("x", "eps", "lower", "upper"), ("x", "eps", "lower", "upper", "cost")],
        probes={"cost": bad_keyword_probes(["l1"], [
@@ -860,9 +862,9 @@ FUNCTIONS = [
            text("'gamma=' + 58 characters (64 bytes)", "gamma=0." + "5" * 56),
            text("'gamma=' + 94 characters", "gamma=0." + "5" * 92)])}),
     Fn("laplace_sum", "aggregate",
-       [("x", "x", X_SUM), ("eps", "1.0", "finite, >= 2^-30" + LIT_SUM),
-        ("delta", "10", "finite, > 0" + LIT_SUM), ("lower", "0", "finite, < upper" + LIT_SUM),
-        ("upper", "10", "finite, > lower" + LIT_SUM)],
+       [("x", "x", X_SUM), ("eps", "1.0", "finite, >= 2^-30" + LIT),
+        ("delta", "10", "finite, > 0" + LIT), ("lower", "0", "finite, < upper" + LIT),
+        ("upper", "10", "finite, > lower" + LIT)],
        [3, 4], call_checks_sum("laplace"),
        signatures=[("x", "eps", "delta"), ("x", "eps", "lower", "upper")]),
     Fn("staircase_gamma", "scalar", [("eps", "1.0", EPS_DOM), ("cost", "'l1'", "'l1' or 'l2'")], [2],
@@ -1330,6 +1332,15 @@ def special_cases():
             ("private_count", "private_count(x, -'0.5')", "alpha", "-'0.5'", "a sign before a string"),
             ("private_count", "private_count(-NULL)", "alpha", "-NULL", "a sign before NULL"),
             ("private_count", "private_count(dp_alpha(x))", "alpha", "dp_alpha(x)", "dp_alpha of a column"),
+            ("private_count", "private_count(dp_alpha(1.0))", "alpha", "dp_alpha(1.0)",
+             "dp_alpha of a literal (a call, evaluated only for a row)"),
+            ("private_count", "private_count(x, DP_ALPHA(-(-2)))", "alpha", "DP_ALPHA(-(-2))",
+             "DP_ALPHA of a literal, upper case"),
+            ("private_count", 'private_count("dp_alpha"(1))', "alpha", '"dp_alpha"(1)', "a quoted dp_alpha"),
+            ("private_count_levels", "private_count_levels(0.1, (0.5), dp_alpha(0.1))", "alpha_3",
+             "dp_alpha(0.1)", "dp_alpha as the last level"),
+            ("private_count_levels_of", "private_count_levels_of(x, dp_alpha(1), 0.5)", "alpha_1", "dp_alpha(1)",
+             "dp_alpha as the first level"),
             ("private_count", "private_count(CAST('0.5' AS REAL))", "alpha", "CAST('0.5' AS REAL)", "a CAST"),
             ("private_count", "private_count(x, TRUE)", "alpha", "TRUE", "TRUE (a keyword, not a literal)"),
             ("private_count", "private_count(CASE WHEN x > 100 THEN 0.25 WHEN x > 10 THEN 0.5 ELSE 0.75 END)",
@@ -1348,16 +1359,14 @@ def special_cases():
     add_both("private_count", "not a literal/arithmetic on a bound parameter", "alpha",
              "arithmetic on a bound parameter (? bound to 0.5)", "private_count(? + 0)",
              e("private_count", not_literal("alpha", "? + 0")), bind=[0.5])
-    # The argument is cut at 57 bytes: a cut inside a UTF-8 character must not
-    # make the message invalid UTF-8.
-    utf8_arg = "CASE WHEN x THEN 0.5 ELSE 'a" + "é" * 20 + "' END"
+    # The argument is shortened by quote_text to at most 60 bytes, on a
+    # character boundary: a cut at 60 bytes would split an 'é', so 59 are shown.
+    utf8_arg = "CASE WHEN x THEN 0.5 ELSE 'ab" + "é" * 20 + "' END"
+    assert len(utf8_arg.encode()) == 74 and len(argument_shown(utf8_arg).encode()) == 59 + 5
     add_both("private_count", "not a literal/cut inside a UTF-8 character", "alpha",
-             "a 73-byte CASE whose 57th byte is inside a character", "private_count(%s)" % utf8_arg,
-             {"error_like": {"names": ["alpha"], "contains": ["must be a literal or a bound parameter"]}},
-             bug=bug("sql_text.cpp argument_text() cuts a long argument at 57 bytes even inside a UTF-8 character, "
-                     "so the message is not valid UTF-8 (it should cut at a character boundary, as quote_text does)",
-                     "SELECT private_count(%s) FROM t;" % utf8_arg))
-    # The literal forms: signs, parentheses, dp_alpha(literal), comments.
+             "a 74-byte CASE whose cut at 60 bytes falls inside a character (59 bytes shown)", "private_count(%s)" % utf8_arg,
+             e("private_count", not_literal("alpha", utf8_arg)))
+    # The literal forms: signs, parentheses, comments.
     for fn, call, bad in (
             ("private_count", "private_count((0.5))", "(0.5)"),
             ("private_count", "private_count(-(-0.5))", "-(-0.5)"),
@@ -1365,15 +1374,13 @@ def special_cases():
             ("private_count", "private_count(+((0.5)))", "+((0.5))"),
             ("private_count", "private_count(.5)", ".5"),
             ("private_count", "private_count(x, /* half */ 0.5)", "a comment before 0.5"),
-            ("private_count", "private_count(dp_alpha(1.0))", "dp_alpha(1.0)"),
-            ("private_count", "private_count(x, DP_ALPHA(-(-2)))", "DP_ALPHA(-(-2))"),
-            ("private_count", 'private_count("dp_alpha"(1))', '"dp_alpha"(1)'),
+            ("private_count", "private_count(0.36787944117144233)", "0.36787944117144233 (dp_alpha(1.0) written out)"),
             ("staircase_sum", "staircase_sum(x, (1.0), -(-0), +10)", "(1.0), -(-0), +10"),
             ("staircase_sum", "staircase_sum(x, 0x1, -0x10, 0x10, ('l2'))", "hexadecimal bounds, ('l2')"),
             ("laplace_sum", "laplace_sum(x, 1e0, (10))", "1e0, (10)"),
-            ("private_count_levels", "private_count_levels(dp_alpha(2.0), (0.5), -(-0.9))",
-             "dp_alpha(2.0), (0.5), -(-0.9)"),
-            ("private_count_levels_of", "private_count_levels_of(x, dp_alpha(1), 0.5)", "dp_alpha(1), 0.5")):
+            ("private_count_levels", "private_count_levels(0.1353352832366127, (0.5), -(-0.9))",
+             "0.1353352832366127, (0.5), -(-0.9)"),
+            ("private_count_levels_of", "private_count_levels_of(x, +0.25, 0.5)", "+0.25, 0.5")):
         add_both(fn, "literal/%s" % bad, None, "a literal form: %s" % bad, call, ok)
     for fn, call, arg, msg, bad in (
             ("private_count", "private_count(-(0.5))", "alpha", "alpha must be in (0, 1), but is -0.5", "-(0.5)"),
@@ -1386,23 +1393,27 @@ def special_cases():
              "-(1.0)"),
             ("staircase_sum", "staircase_sum(x, 1.0, 0, 10, (NULL))", "cost",
              "cost must be text ('l1', 'l2' or 'gamma=G'), but is NULL", "(NULL)"),
-            ("private_count_levels", "private_count_levels(dp_alpha(1.0), dp_alpha(2.0))", "alpha_2",
+            ("private_count_levels", "private_count_levels(0.36787944117144233, (0.1353352832366127))", "alpha_2",
              "alphas must be strictly increasing (the least private level first), but alpha_2 is 0.1353352832366127 "
-             "after 0.36787944117144233", "dp_alpha(1.0), dp_alpha(2.0)")):
+             "after 0.36787944117144233", "0.36787944117144233, (0.1353352832366127)")):
         add_both(fn, "literal/%s" % bad, arg, "a literal form with a bad value: %s" % bad, call, e(fn, msg))
-    # dp_alpha(0) in a parameter: with rows SQLite evaluates dp_alpha(0)
-    # itself before private_count reads the text; with none, only the text is read.
+    # An argument SQLite itself fails to evaluate: with rows SQLite evaluates
+    # dp_alpha(0) (and fails) before private_count is called; with none, optdp
+    # refuses the expression. Outside optdp's control (docs/boundary.md): the
+    # rows path is recorded as it is, not as a bug.
     add("dp_alpha", "in a parameter/rows", "eps", "dp_alpha(0) as private_count's alpha, over rows",
         "SELECT private_count(dp_alpha(0)) FROM t", e("dp_alpha", "eps must be a finite number > 0, but is 0"),
-        form="rows", note="SQLite evaluates the argument on each row before private_count is called")
+        form="rows", note="SQLite evaluates the argument for a row before private_count is called, so dp_alpha's "
+                          "own error comes first; outside optdp's control (docs/boundary.md). With no rows optdp "
+                          "refuses the expression (private_count/empty/dp_alpha(0))")
     add("private_count", "empty/dp_alpha(0)", "alpha", "dp_alpha(0) as alpha, no rows",
-        "SELECT private_count(dp_alpha(0)) FROM e", e("private_count", "eps must be a finite number > 0, but is 0"),
-        form="empty", note="with rows, dp_alpha itself reports it first (dp_alpha/in a parameter/rows)")
+        "SELECT private_count(dp_alpha(0)) FROM e", e("private_count", not_literal("alpha", "dp_alpha(0)")),
+        form="empty", note="with rows, dp_alpha itself fails first when SQLite evaluates it (dp_alpha/in a "
+                           "parameter/rows; docs/boundary.md)")
     # Bound parameters: read back from the statement (sqlite3_expanded_sql).
     for fn, call, bind, bad in (
             ("private_count", "private_count(?)", [0.5], "? bound to 0.5"),
             ("private_count", "private_count(x, :a)", {":a": 0.25}, ":a bound to 0.25"),
-            ("private_count", "private_count(dp_alpha(?1))", [1.0], "dp_alpha(?1), ?1 bound to 1.0"),
             ("private_count", "private_count(-(-@a))", {"@a": 0.5}, "-(-@a), @a bound to 0.5"),
             ("staircase_sum", "staircase_sum(x, ?1, ?2, ?3)", [1.0, 0, 10], "eps, lower, upper bound"),
             ("staircase_sum", "staircase_sum(x, 1.0, 0, 10, $cost)", {"$cost": "l2"}, "$cost bound to 'l2'"),
@@ -1425,6 +1436,9 @@ def special_cases():
              "alphas must be strictly increasing (the least private level first), but alpha_2 is 0.2 after 0.5",
              "decreasing")):
         add_both(fn, "bound/%s" % bad, arg, "a bound parameter: %s" % bad, call, e(fn, msg), bind=bind)
+    add_both("private_count", "bound/dp_alpha(?1), ?1 bound to 1.0", "alpha",
+             "a bound parameter inside a call: dp_alpha(?1), ?1 bound to 1.0", "private_count(dp_alpha(?1))",
+             e("private_count", not_literal("alpha", "dp_alpha(?1)")), bind=[1.0])
     # Calls in one statement: the same parameters are fine, different ones are
     # refused (which call is releasing cannot be told), on every path.
     dif = "the running statements call it with different parameters (%s; %s), and which call is releasing " \
@@ -1438,13 +1452,27 @@ def special_cases():
              "eps 1.0, lower -10, upper 10"),
             ("private_count_levels", "private_count_levels(0.2, 0.5)", "private_count_levels(0.2, 0.6)",
              "alpha_1 0.2, alpha_2 0.5", "alpha_1 0.2, alpha_2 0.6"),
-            ("private_count_levels_of", "private_count_levels_of(x, 0.5)", "private_count_levels_of(x, 'a')",
-             "alpha_1 0.5", "alpha_1 text 'a'")):
+            ("private_count_levels_of", "private_count_levels_of(x, 0.5)", "private_count_levels_of(x, 0.25)",
+             "alpha_1 0.5", "alpha_1 0.25")):
         if pa is None:  # the second call's parameter is not a literal: refused as such
             exp, bad = e(fn, not_literal("alpha", "0.5e0 + 0")), "two calls, the second one's alpha not a literal"
         else:
             exp, bad = e(fn, dif % (pa, pb)), "two calls with different parameters"
         add_both(fn, "two calls/%s and %s" % (a, b), None, bad, "%s, %s" % (a, b), exp)
+    # Every call is checked in text order, each before it is compared with the
+    # earlier ones: the first invalid call fails the statement with its own
+    # name and message, whichever aggregate runs first.
+    for fn, calls, arg, msg, bad in (
+            ("private_count_levels_of", "private_count_levels_of(x, 0.5), private_count_levels_of(x, 'a')",
+             "alpha_1", "alpha_1 must be a number, but is text 'a'",
+             "two calls, the second one's alpha_1 invalid: its own error before the comparison"),
+            ("staircase_sum", "private_count(0.5), staircase_sum(x, 0, 10)", "eps",
+             "eps must be a finite number > 0, but is 0", "a valid private_count, then an invalid staircase_sum"),
+            ("private_count", "staircase_sum(x, 1.0, 10), private_count(2), laplace_sum(x, 0, 10)", "alpha",
+             "alpha must be in (0, 1), but is 2", "three functions, the second and third invalid: the second's error"),
+            ("laplace_sum", "laplace_sum(x, 1.0, x), private_count(x + 0.5)", "delta",
+             not_literal("delta", "x"), "two calls not literal: the first one's error")):
+        add_both(fn, "text order/%s" % bad, arg, bad, calls, e(fn, msg))
     add_both("private_count", "two calls/in a subquery", None, "a call in a scalar subquery with another alpha",
              "private_count(0.5), (SELECT private_count(0.25) FROM t)",
              e("private_count", dif % ("alpha 0.5", "alpha 0.25")))
