@@ -10,7 +10,12 @@ namespace optdp::sql {
 
 namespace {
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'; }
+// sqlite3Isspace: ' ', \t, \n, \v, \f, \r. A run of spaces starts with one of
+// them other than \v (tokenize.c's CC_SPACE; a \v there is an illegal
+// character) and then takes every one of them, \v included: "f \v(" is a
+// call of f.
+bool is_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+bool starts_space(char c) { return is_space(c) && c != '\v'; }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_xdigit(char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 // SQLite's IdChar: letters, digits, '_', '$' and every byte >= 0x80.
@@ -80,17 +85,15 @@ std::optional<Param> number_value(std::string_view text, bool negative) {
   Param p;
   const std::string s(text);
   if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-    if (s.size() - 2 > 16) return std::nullopt;  // SQLite: "hex literal too big"
-    const std::uint64_t u = std::strtoull(s.c_str() + 2, nullptr, 16);
+    std::size_t k = 2;
+    while (k < s.size() && s[k] == '0') ++k;      // leading zeros are not counted
+    if (s.size() - k > 16) return std::nullopt;  // SQLite: "hex literal too big"
+    const std::uint64_t u = std::strtoull(s.c_str() + k, nullptr, 16);
     std::int64_t v;
     std::memcpy(&v, &u, sizeof v);  // SQLite reads hex as a 64-bit two's complement pattern
     p.type = Param::Type::Integer;
     if (negative) {
-      if (v == INT64_MIN) {
-        p.type = Param::Type::Real;
-        p.d = 9223372036854775808.0;
-        return p;
-      }
+      if (v == INT64_MIN) return std::nullopt;  // SQLite: "hex literal too big: -0x8000000000000000"
       v = -v;
     }
     p.i = v;
@@ -117,15 +120,22 @@ std::optional<Param> number_value(std::string_view text, bool negative) {
 }
 
 std::optional<Param> string_value(std::string_view token) {
-  // 'it''s' -> it's
-  if (token.size() < 2 || token.back() != '\'') return std::nullopt;
+  // 'it''s' -> it's; nullopt unless token is one closed string ('a'' is open).
+  if (token.size() < 2 || token.front() != '\'') return std::nullopt;
   Param p;
   p.type = Param::Type::Text;
-  for (std::size_t k = 1; k + 1 < token.size(); ++k) {
-    p.bytes += token[k];
-    if (token[k] == '\'') ++k;
+  for (std::size_t k = 1; k < token.size(); ++k) {
+    if (token[k] != '\'') {
+      p.bytes += token[k];
+    } else if (k + 1 < token.size() && token[k + 1] == '\'') {
+      p.bytes += '\'';
+      ++k;
+    } else {
+      if (k + 1 != token.size()) return std::nullopt;
+      return p;
+    }
   }
-  return p;
+  return std::nullopt;
 }
 
 std::optional<Param> blob_value(std::string_view token) {
@@ -142,9 +152,10 @@ std::optional<Param> blob_value(std::string_view token) {
   return p;
 }
 
+// SQLite's minus on anything but a number literal: 0 - x (so -(+0.0) is +0.0).
 std::optional<Param> negate(Param p) {
   if (p.type == Param::Type::Real) {
-    p.d = -p.d;
+    p.d = 0.0 - p.d;
     return p;
   }
   if (p.type != Param::Type::Integer) return std::nullopt;  // -'text', -NULL, -x'..': not a literal number
@@ -168,8 +179,16 @@ std::optional<Param> literal(std::string_view sql, const std::vector<Token>& t, 
   // Unary signs.
   if (punct(first, '+')) return literal(sql, t, first + 1, last, bound, depth + 1);
   if (punct(first, '-')) {
-    // A number right after the sign is read with it (-9223372036854775808 is an INTEGER).
-    if (last == first + 2 && t[first + 1].kind == Token::Number) return number_value(text(first + 1), true);
+    // A minus on a number literal is read with it, as SQLite codes it (and
+    // parentheses are no node in its tree): -9223372036854775808 and
+    // -(9223372036854775808) are INTEGERs, -(0.0) is -0.0, and
+    // -0x8000000000000000 is an error.
+    std::size_t a = first + 1, b = last;
+    for (int d = depth + 1; d <= 64 && b - a >= 3 && punct(a, '(') && punct(b - 1, ')'); ++d) {
+      ++a;
+      --b;
+    }
+    if (b == a + 1 && t[a].kind == Token::Number) return number_value(text(a), true);
     auto inner = literal(sql, t, first + 1, last, bound, depth + 1);
     if (!inner) return std::nullopt;
     return negate(std::move(*inner));
@@ -219,7 +238,7 @@ std::vector<Token> tokenize(std::string_view s) {
     std::size_t len = 1;
     Token::Kind kind = Token::Punct;
     bool skip = false;
-    if (is_space(c)) {
+    if (starts_space(c)) {
       while (i + len < n && is_space(s[i + len])) ++len;
       skip = true;
     } else if (c == '-' && at(i + 1) == '-') {
@@ -269,8 +288,18 @@ std::vector<Token> tokenize(std::string_view s) {
       len = j - i;
       kind = (ids == 0 || illegal) ? Token::Punct : Token::Variable;
     } else if ((c == 'x' || c == 'X') && at(i + 1) == '\'') {
-      kind = Token::Blob;
-      len = quoted_length(s, i + 1, '\'') + 1;
+      // tokenize.c's CC_X: x' then an even number of hex digits then ', with no
+      // doubled quotes (x'00''a' is the blob x'00' and the string 'a');
+      // anything else is an illegal token up to the next quote.
+      std::size_t j = i + 2;
+      while (is_xdigit(at(j))) ++j;
+      if (at(j) == '\'' && (j - i) % 2 == 0) {
+        kind = Token::Blob;
+      } else {
+        while (j < n && s[j] != '\'') ++j;
+      }
+      if (j < n) ++j;
+      len = j - i;
     } else if (id_start(c)) {
       while (i + len < n && id_char(s[i + len])) ++len;
       kind = Token::Word;
@@ -300,6 +329,9 @@ std::vector<Call> find_calls(std::string_view sql, const std::vector<Token>& t, 
   auto is = [&](std::size_t k, char c) {
     return k < t.size() && t[k].kind == Token::Punct && t[k].end == t[k].begin + 1 && sql[t[k].begin] == c;
   };
+  auto keyword = [&](std::size_t k, std::string_view w) {
+    return k < t.size() && t[k].kind == Token::Word && iequal(sql.substr(t[k].begin, t[k].end - t[k].begin), w);
+  };
   for (std::size_t k = 0; k + 1 < t.size(); ++k) {
     if (t[k].kind != Token::Word && t[k].kind != Token::Quoted) continue;
     if (!is(k + 1, '(') || (k > 0 && is(k - 1, '.'))) continue;
@@ -308,7 +340,7 @@ std::vector<Call> find_calls(std::string_view sql, const std::vector<Token>& t, 
     call.name_token = k;
     int depth = 0;
     std::size_t start = k + 2, p = k + 2;
-    bool closed = false;
+    bool closed = false, order_by = false;
     for (; p < t.size(); ++p) {
       if (is(p, '(')) {
         ++depth;
@@ -318,13 +350,21 @@ std::vector<Call> find_calls(std::string_view sql, const std::vector<Token>& t, 
           break;
         }
         --depth;
-      } else if (is(p, ',') && depth == 0) {
+      } else if (depth > 0 || order_by) {
+        continue;
+      } else if (is(p, ',')) {
         call.args.emplace_back(start, p);
         start = p + 1;
+      } else if (keyword(p, "order") && keyword(p + 1, "by")) {
+        // An aggregate's ORDER BY (SQLite 3.44+): f(x, 0.5 ORDER BY a, b) has
+        // the two arguments x and 0.5. ORDER is reserved (never a bare name),
+        // so here it can only be that; the commas after it separate sort keys.
+        if (!(call.args.empty() && start == p)) call.args.emplace_back(start, p);
+        order_by = true;
       }
     }
     if (!closed) continue;
-    if (!(call.args.empty() && start == p)) call.args.emplace_back(start, p);
+    if (!order_by && !(call.args.empty() && start == p)) call.args.emplace_back(start, p);
     calls.push_back(std::move(call));
   }
   return calls;
@@ -352,8 +392,10 @@ std::optional<Param> read_expanded_value(std::string_view s, std::size_t pos, st
     return p;
   }
   if (starts("zeroblob(")) {
-    const auto close = rest.find(')');
-    if (close == std::string_view::npos) return std::nullopt;
+    // zeroblob(%d)
+    std::size_t close = 9;
+    while (close < rest.size() && close < 20 && is_digit(rest[close])) ++close;
+    if (close == 9 || close >= rest.size() || rest[close] != ')') return std::nullopt;
     Param p;
     p.type = Param::Type::Blob;
     p.i = std::strtoll(std::string(rest.substr(9, close - 9)).c_str(), nullptr, 10);
@@ -381,10 +423,12 @@ std::optional<Param> read_expanded_value(std::string_view s, std::size_t pos, st
     ++j;
     while (j < rest.size() && is_digit(rest[j])) ++j;
   }
-  if (j < rest.size() && (rest[j] == 'e' || rest[j] == 'E')) {
+  // An exponent has digits: in 1ELSE the number is 1.
+  auto at = [&](std::size_t k) { return k < rest.size() ? rest[k] : '\0'; };
+  if ((at(j) == 'e' || at(j) == 'E') &&
+      (is_digit(at(j + 1)) || ((at(j + 1) == '+' || at(j + 1) == '-') && is_digit(at(j + 2))))) {
     real = true;
-    ++j;
-    if (j < rest.size() && (rest[j] == '+' || rest[j] == '-')) ++j;
+    j += 2;
     while (j < rest.size() && is_digit(rest[j])) ++j;
   }
   const std::string number(rest.substr(digits_start, j - digits_start));
@@ -403,23 +447,66 @@ std::optional<Param> read_literal(std::string_view sql, const std::vector<Token>
   return literal(sql, tokens, first, last, bound, 0);
 }
 
+namespace {
+
+// Whether the value read at expanded[e] (length bytes), followed there by
+// the raw text `after` up to the next parameter, certainly ends there: no
+// shorter value at e is followed by `after` too. (Adjacent parameters, ??,
+// have nothing between them: 1.5 then 2 is 1.52.)
+bool value_ends_there(std::string_view expanded, std::size_t e, std::size_t length, const Param& v,
+                      std::string_view after) {
+  switch (v.type) {
+    case Param::Type::Text:
+      // A shorter string would end at the first quote of a pair doubled in
+      // this one, and be followed by the second.
+      if (expanded.substr(e + 1, length - 2).find("''") == std::string_view::npos) return true;
+      return !after.empty() && after[0] != '\'';
+    case Param::Type::Integer:
+    case Param::Type::Real:
+      if (length > 64) return false;
+      for (std::size_t shorter = 1; shorter < length; ++shorter) {
+        std::size_t l = 0;
+        if (read_expanded_value(expanded.substr(0, e + shorter), e, &l) && l == shorter &&
+            expanded.substr(e + shorter, after.size()) == after)
+          return false;
+      }
+      return true;
+    default: return true;  // NULL, x'..' and zeroblob(n) have no shorter form
+  }
+}
+
+}  // namespace
+
 std::vector<std::optional<Param>> bound_values(std::string_view raw, const std::vector<Token>& tokens,
                                                std::string_view expanded) {
   std::vector<std::optional<Param>> values(tokens.size());
   std::size_t r = 0, e = 0;  // positions in raw and in expanded
+  // A value is kept only once the text after it matches too, and it cannot
+  // have ended sooner: a value read too far (SELECT ?'a' with 't' bound is
+  // SELECT 't''a', and ?e5 with 1 bound is 1e5) or cut short
+  // (SQLITE_TRACE_SIZE_LIMIT) is not kept.
+  std::size_t pending = tokens.size(), pending_at = 0, pending_length = 0;
+  std::optional<Param> value;
   for (std::size_t k = 0; k < tokens.size(); ++k) {
     if (tokens[k].kind != Token::Variable) continue;
     // The text before the parameter is copied verbatim.
     const std::size_t gap = tokens[k].begin - r;
     if (expanded.substr(e, gap) != raw.substr(r, gap)) return values;  // not this text (e.g. commented out)
+    if (pending < tokens.size()) {
+      if (!value_ends_there(expanded, pending_at, pending_length, *value, raw.substr(r, gap))) return values;
+      values[pending] = std::move(value);
+    }
     e += gap;
     std::size_t length = 0;
-    auto v = read_expanded_value(expanded, e, &length);
-    if (!v) return values;
-    values[k] = std::move(v);
+    value = read_expanded_value(expanded, e, &length);
+    if (!value) return values;
+    pending = k;
+    pending_at = e;
+    pending_length = length;
     e += length;
     r = tokens[k].end;
   }
+  if (pending < tokens.size() && expanded.substr(e) == raw.substr(r)) values[pending] = std::move(value);
   return values;
 }
 
