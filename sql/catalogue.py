@@ -974,12 +974,15 @@ FUNCTIONS = [
        notes="The reference calls the first argument matrix_json; the messages call it matrix."),
     Fn("dp_ledger_attach", "scalar",
        [("path", "'{tmp}/{case}.ledger'", "a file name (not '' or ':memory:')"),
-        ("total_epsilon", "1.0", "a number in (0, 1e6]"), ("durability", "'normal'", "'full' or 'normal'")],
-       [2, 3], lambda sig: [text_type("path", "a file name"), ("path", path_check), number("total_epsilon"),
-                            ("total_epsilon", total_check)] +
-                           ([text_type("durability", "'full' or 'normal'"), ("durability", durability_check)]
-                            if "durability" in sig else []),
-       isolated=True,
+        ("total_epsilon", "1.0", "a number in (0, 1e6]"),
+        ("total_delta", "0.0", "a number in [0, 1); with three arguments, a number third argument"),
+        ("durability", "'normal'", "'full' or 'normal'; with three arguments, a text third argument")],
+       [2, 3, 4], lambda sig: ledger_attach_checks(sig), isolated=True,
+       signatures=[("path", "total_epsilon"), ("path", "total_epsilon", "durability"),
+                   ("path", "total_epsilon", "total_delta"), ("path", "total_epsilon", "total_delta", "durability")],
+       notes="With three arguments the third is total_delta if it is a number (INTEGER or REAL) and durability if "
+             "it is text; NULL or a blob there is refused naming both. With two, total_delta is 0 and durability "
+             "'full'.",
        probes={"path": [text("empty text", ""), text("':memory:'", ":memory:"),
                         text("a directory", "/", expect="cannot open the ledger '/': unable to open database file"),
                         text("in a missing directory", "/nonexistent/optdp/ledger.db",
@@ -990,9 +993,13 @@ FUNCTIONS = [
                         text("name + NUL byte", "{tmp}/nul\0x", sql="'{tmp}/nul' || char(0) || 'x'",
                              expect={"error_like": {"names": ["path"]}})],
                "total_epsilon": [num("1e6 (the cap)", 1e6), num("1000001", 1000001)],
+               "total_delta": [num("1e-05", 1e-5), V("-0.0", "-0.0", "real", -0.0), num("2^-1074", 5e-324),
+                               V("text '1e-5'", "'1e-5'", "text", "1e-5")],
                "durability": bad_keyword_probes(["full"], [text("'normal'", "normal")])}),
     Fn("dp_budget_remaining", "scalar", [], [0], lambda sig: [], valid=False),
     Fn("dp_budget_spent", "scalar", [], [0], lambda sig: [], valid=False),
+    Fn("dp_delta_remaining", "scalar", [], [0], lambda sig: [], valid=False),
+    Fn("dp_delta_spent", "scalar", [], [0], lambda sig: [], valid=False),
     Fn("dp_ledger_entries", "table", [], [0], lambda sig: [], valid=False),
     Fn("dp_alpha", "scalar", [("eps", "1.0", "a finite number > 2^-53")], [1],
        lambda sig: [number("eps"), positive("eps"), eps_rounds_to_1("eps")],
@@ -1020,6 +1027,29 @@ def total_check(v, call):
 def durability_check(v, call):
     if v.py not in ("full", "normal"):
         return "durability must be 'full' or 'normal', but is " + quote_text(v.py)
+
+
+def total_delta_check(v, call):
+    x = v.num
+    if not (0 <= x < 1):
+        return "total_delta must be a number in [0, 1), but is %s" % fmt(x)
+
+
+def ledger_attach_checks(sig):
+    c = [text_type("path", "a file name"), ("path", path_check), number("total_epsilon"), ("total_epsilon", total_check)]
+    if len(sig) == 4:
+        return c + [number("total_delta"), ("total_delta", total_delta_check),
+                    text_type("durability", "'full' or 'normal'"), ("durability", durability_check)]
+    if len(sig) == 3:  # the third argument by its type: a number is total_delta, text durability
+        def third(v, call):
+            if v.is_number():
+                return total_delta_check(v, call)
+            if v.kind == "text":
+                return durability_check(v, call)
+            return ("the third argument must be total_delta (a number in [0, 1)) or durability ('full' or 'normal'), "
+                    "but is %s" % v.desc)
+        return c + [(sig[2], third)]
+    return c
 
 
 def seed_check(v, call):
@@ -1602,6 +1632,28 @@ def special_cases():
         "SELECT dp_ledger_attach(%s, 3.0)" % L,
         e("dp_ledger_attach", "the ledger '{tmp}/state.ledger' records total_epsilon 1, but 3 was asked for"),
         isolated=True, setup_other_connection=["SELECT dp_ledger_attach(%s, 1.0)" % L])
+    # Ledgers with a delta budget: a file of their own each (state.ledger has total_delta 0).
+    LD = lambda n: "'{tmp}/state-delta-%d.ledger'" % n
+    add("dp_ledger_attach", "state/recorded total_delta", "total_delta",
+        "an existing ledger with total_delta 1e-05 opened without one (delta 0)",
+        "SELECT dp_ledger_attach(%s, 1.0)" % LD(1),
+        e("dp_ledger_attach", "the ledger '{tmp}/state-delta-1.ledger' records total_delta 1e-05, but 0 was asked for"),
+        isolated=True, setup_other_connection=["SELECT dp_ledger_attach(%s, 1.0, 1e-5)" % LD(1)])
+    add("dp_ledger_attach", "state/recorded total_delta, another one", "total_delta",
+        "an existing ledger with total_delta 1e-05 opened with 2e-05",
+        "SELECT dp_ledger_attach(%s, 1.0, 2e-5, 'full')" % LD(2),
+        e("dp_ledger_attach",
+          "the ledger '{tmp}/state-delta-2.ledger' records total_delta 1e-05, but 2e-05 was asked for"),
+        isolated=True, setup_other_connection=["SELECT dp_ledger_attach(%s, 1.0, 1e-5)" % LD(2)])
+    add("dp_ledger_attach", "state/recorded total_delta, the same", "total_delta",
+        "an existing ledger with total_delta 1e-05 opened with it",
+        "SELECT dp_ledger_attach(%s, 1.0, 1e-5, 'full')" % LD(3), {"ok": True},
+        isolated=True, setup_other_connection=["SELECT dp_ledger_attach(%s, 1.0, 1e-5)" % LD(3)])
+    add("dp_ledger_attach", "state/another total_delta", "total_delta", "attached with total_delta 1e-05, then 2e-05",
+        "SELECT dp_ledger_attach(%s, 1.0, 2e-5)" % LD(4),
+        e("dp_ledger_attach", "a ledger is already attached ('{tmp}/state-delta-4.ledger'); it cannot be detached or "
+                              "replaced on this connection"), isolated=True,
+        setup=["SELECT dp_ledger_attach(%s, 1.0, 1e-5)" % LD(4)])
     add("dp_ledger_attach", "state/seeded", "path", "attaching on a seeded connection",
         "SELECT dp_ledger_attach(%s, 1.0)" % L.replace("state", "seeded"),
         e("dp_ledger_attach", "the connection's noise is seeded (dp_seed); call dp_seed(NULL) before attaching a ledger"),
@@ -1613,13 +1665,20 @@ def special_cases():
         isolated=True, setup=["SELECT dp_ledger_attach(%s, 1.0)" % L])
     add("dp_budget_remaining", "state/ledger attached", None, "with a ledger", "SELECT dp_budget_remaining()",
         {"ok": True}, isolated=True, setup=["SELECT dp_ledger_attach(%s, 1.0)" % L])
+    for fn in ("dp_delta_spent", "dp_delta_remaining"):
+        add(fn, "state/ledger attached", None, "with a ledger", "SELECT %s()" % fn, {"ok": True},
+            isolated=True, setup=["SELECT dp_ledger_attach(%s, 1.0, 1e-5)" % LD(3)])
     add("dp_ledger_entries", "state/ledger attached", None, "with a ledger", "SELECT * FROM dp_ledger_entries",
         {"ok": True}, isolated=True, setup=["SELECT dp_ledger_attach(%s, 1.0)" % L])
+    add("dp_ledger_entries", "state/columns", None, "a release's delta and released_keys",
+        "SELECT delta = 0, typeof(delta), quote(released_keys) FROM dp_ledger_entries",
+        {"rows": [[1, "real", "NULL"]]}, isolated=True,
+        setup=["SELECT dp_ledger_attach(%s, 1.0, 1e-5)" % LD(5), "SELECT private_count(0.5) FROM t"])
     add("private_count", "state/budget exhausted", "alpha", "a release that does not fit the budget",
         "SELECT private_count(1e-300) FROM t",
         e("private_count", "privacy budget exhausted: 0 of 1 spent, and this release costs 690.7755278982138"),
         isolated=True, setup=["SELECT dp_ledger_attach(%s, 1.0)" % L.replace("state", "exhausted")])
-    for fn in ("dp_budget_spent", "dp_budget_remaining"):
+    for fn in ("dp_budget_spent", "dp_budget_remaining", "dp_delta_spent", "dp_delta_remaining"):
         add(fn, "no ledger", None, "no ledger attached", "SELECT %s()" % fn,
             e(fn, "no privacy ledger is attached to this connection (see dp_ledger_attach)"))
     add("dp_ledger_entries", "no ledger", None, "no ledger attached", "SELECT * FROM dp_ledger_entries",

@@ -1,9 +1,11 @@
 // The privacy budget: dp_ledger_attach, dp_budget_remaining, dp_budget_spent,
-// and the table dp_ledger_entries (sqlite/ledger.hpp has the mechanism).
+// dp_delta_remaining, dp_delta_spent, and the table dp_ledger_entries
+// (sqlite/ledger.hpp has the mechanism).
 //
-//   SELECT dp_ledger_attach('/var/lib/optdp/hospital.ledger', 10.0);
-//   SELECT private_count(0.5) FROM patients;     -- charges -ln(0.5) = 0.693...
-//   SELECT dp_budget_spent(), dp_budget_remaining();
+//   SELECT dp_ledger_attach('/var/lib/optdp/hospital.ledger', 10.0);          -- delta budget 0
+//   SELECT dp_ledger_attach('/var/lib/optdp/hospital.ledger', 10.0, 1e-5);    -- (10, 1e-5)
+//   SELECT private_count(0.5) FROM patients;     -- charges (-ln(0.5) = 0.693..., 0)
+//   SELECT dp_budget_spent(), dp_budget_remaining(), dp_delta_spent(), dp_delta_remaining();
 //   SELECT * FROM dp_ledger_entries;
 #include <memory>
 #include <string>
@@ -39,7 +41,12 @@ class EntryRows final : public RowSource {
       case 1: sqlite3_result_text(ctx, e.time.c_str(), -1, SQLITE_TRANSIENT); break;
       case 2: sqlite3_result_text(ctx, e.function.c_str(), -1, SQLITE_TRANSIENT); break;
       case 3: sqlite3_result_double(ctx, e.epsilon); break;
-      case 4:
+      case 4: sqlite3_result_double(ctx, e.delta); break;
+      case 5:
+        if (e.released_keys) sqlite3_result_int64(ctx, *e.released_keys);
+        else sqlite3_result_null(ctx);
+        break;
+      case 6:
         if (e.sql) sqlite3_result_text(ctx, e.sql->c_str(), -1, SQLITE_TRANSIENT);
         else sqlite3_result_null(ctx);
         break;
@@ -58,9 +65,25 @@ std::unique_ptr<RowSource> open_entries(sqlite3_value**, Connection& conn) {
   return std::make_unique<EntryRows>(l->entries());
 }
 
+Ledger::Durability durability_arg(sqlite3_value* v) {
+  const std::string d(text_arg(v, "durability", "'full' or 'normal'"));
+  if (d == "normal") return Ledger::Durability::Normal;
+  if (d != "full") throw std::invalid_argument("durability must be 'full' or 'normal', but is " + quote_text(d));
+  return Ledger::Durability::Full;
+}
+
+double total_delta_arg(sqlite3_value* v) {
+  const double total_delta = number_arg(v, "total_delta");
+  delta_total_units(total_delta);  // validates [0, 1)
+  return total_delta + 0.0;        // -0 is 0
+}
+
 }  // namespace
 
-// dp_ledger_attach(path, total_epsilon [, durability]): returns the remaining budget.
+// dp_ledger_attach(path, total_epsilon), (path, total_epsilon, durability),
+// (path, total_epsilon, total_delta), (path, total_epsilon, total_delta,
+// durability): returns the remaining epsilon. With three arguments the third
+// is total_delta if it is a number and durability if it is text.
 void dp_ledger_attach_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   guard(ctx, "dp_ledger_attach", [&] {
     const std::string path(text_arg(argv[0], "path", "a file name"));
@@ -71,15 +94,23 @@ void dp_ledger_attach_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
       throw std::invalid_argument("path must not contain a NUL character, but is " + quote_text(path, kMaxPathShown));
     const double total = number_arg(argv[1], "total_epsilon");
     total_units(total);  // validates (0, 1e6]
+    double total_delta = 0;
     Ledger::Durability durability = Ledger::Durability::Full;
     if (argc == 3) {
-      const std::string d(text_arg(argv[2], "durability", "'full' or 'normal'"));
-      if (d == "normal") durability = Ledger::Durability::Normal;
-      else if (d != "full") throw std::invalid_argument("durability must be 'full' or 'normal', but is " + quote_text(d));
+      const int t = sqlite3_value_type(argv[2]);
+      if (t == SQLITE_INTEGER || t == SQLITE_FLOAT) total_delta = total_delta_arg(argv[2]);
+      else if (t == SQLITE_TEXT) durability = durability_arg(argv[2]);
+      else
+        throw std::invalid_argument(
+            "the third argument must be total_delta (a number in [0, 1)) or durability ('full' or 'normal'), but is " +
+            describe(argv[2]));
+    } else if (argc == 4) {
+      total_delta = total_delta_arg(argv[2]);
+      durability = durability_arg(argv[3]);
     }
     Connection& conn = connection(ctx);
     if (Ledger* l = conn.ledger()) {
-      if (l->path() != path || l->total() != total || l->durability() != durability)
+      if (l->path() != path || l->total() != total || l->total_delta() != total_delta || l->durability() != durability)
         throw std::invalid_argument("a ledger is already attached (" + quote_text(l->path(), kMaxPathShown) +
                                     "); it cannot be detached or replaced on this connection");
       sqlite3_result_double(ctx, l->remaining());
@@ -87,7 +118,7 @@ void dp_ledger_attach_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     }
     if (conn.seeded())
       throw std::invalid_argument("the connection's noise is seeded (dp_seed); call dp_seed(NULL) before attaching a ledger");
-    auto ledger = std::make_unique<Ledger>(path, total, durability);
+    auto ledger = std::make_unique<Ledger>(path, total, total_delta, durability);
     // The session must not hold the ledger file open as one of its own databases.
     sqlite3* db = sqlite3_context_db_handle(ctx);
     // Listed with the C API, not by a query: a TEMP view named
@@ -114,8 +145,19 @@ void dp_budget_spent_fn(sqlite3_context* ctx, int, sqlite3_value**) {
   guard(ctx, "dp_budget_spent", [&] { sqlite3_result_double(ctx, attached(ctx).spent()); });
 }
 
+void dp_delta_remaining_fn(sqlite3_context* ctx, int, sqlite3_value**) {
+  guard(ctx, "dp_delta_remaining", [&] { sqlite3_result_double(ctx, attached(ctx).delta_remaining()); });
+}
+
+void dp_delta_spent_fn(sqlite3_context* ctx, int, sqlite3_value**) {
+  guard(ctx, "dp_delta_spent", [&] { sqlite3_result_double(ctx, attached(ctx).delta_spent()); });
+}
+
+// released_keys: the number of keys a grouped release published; NULL for every other release.
 const TableFunction kLedgerEntries{"dp_ledger_entries",
-                                   "id INTEGER, time TEXT, function TEXT, epsilon REAL, sql TEXT, pid INTEGER", 6,
+                                   "id INTEGER, time TEXT, function TEXT, epsilon REAL, delta REAL, "
+                                   "released_keys INTEGER, sql TEXT, pid INTEGER",
+                                   8,
                                    {}, 0, open_entries, /*random=*/true};
 
 }  // namespace optdp::sql

@@ -81,11 +81,12 @@ void Connection::check_ledger_not_shadowed() const {
   if (found != std::string("cannot open virtual table: ") + kName) throw std::invalid_argument(why);
 }
 
-void Connection::charge(const char* function, double epsilon) {
+void Connection::charge(const char* function, double epsilon, double delta,
+                        std::optional<std::int64_t> released_keys) {
   if (!ledger_) return;
   check_ledger_not_shadowed();
   const std::string sql = running_sql(db_, function);
-  ledger_->charge(function, epsilon, sql.empty() ? nullptr : sql.c_str());
+  ledger_->charge(function, epsilon, delta, sql.empty() ? nullptr : sql.c_str(), released_keys);
 }
 
 const TwoSidedGeometric& Connection::two_sided_geometric(double alpha) {

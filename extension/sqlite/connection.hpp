@@ -43,9 +43,11 @@ class Connection {
   // The privacy ledger, once attached never detached.
   Ledger* ledger() { return ledger_.get(); }
   void attach_ledger(std::unique_ptr<Ledger> ledger);
-  // Charges one release of `function` at epsilon to the ledger, if one is
-  // attached; throws (and nothing may be released) if it cannot.
-  void charge(const char* function, double epsilon);
+  // Charges one release of `function` at (epsilon, delta) to the ledger, if
+  // one is attached; throws (and nothing may be released) if it cannot.
+  // released_keys: the number of keys a grouped release published (NULL otherwise).
+  void charge(const char* function, double epsilon, double delta = 0,
+              std::optional<std::int64_t> released_keys = std::nullopt);
   // Throws unless the name dp_ledger_entries resolves to the ledger's own
   // table on this connection (a TEMP view of that name would show false
   // entries, so while one exists nothing is charged or reported).

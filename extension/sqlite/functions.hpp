@@ -54,6 +54,8 @@ extern const TableFunction kReleaseLevels;
 void dp_ledger_attach_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
 void dp_budget_remaining_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
 void dp_budget_spent_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
+void dp_delta_remaining_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
+void dp_delta_spent_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
 extern const TableFunction kLedgerEntries;
 
 // scalars.cpp

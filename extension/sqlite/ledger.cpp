@@ -12,6 +12,8 @@ namespace optdp::sql {
 
 namespace {
 
+// The schema of the first ledgers; the columns added since are in
+// kAddedColumns, added to new and old files alike (so both paths are one).
 constexpr const char* kSchema =
     "CREATE TABLE IF NOT EXISTS optdp_budget("
     "  id INTEGER PRIMARY KEY CHECK (id = 1),"
@@ -28,6 +30,25 @@ constexpr const char* kSchema =
     "  sql TEXT,"
     "  pid INTEGER NOT NULL);";
 
+// Columns added after the first schema, in order. Each has a default, so a
+// ledger written before them reads as: total_delta 0, spent_delta_units 0,
+// every old charge with delta 0 and no released_keys; and an older optdp,
+// which names its columns, can still charge a migrated file (delta 0).
+struct AddedColumn {
+  const char* table;
+  const char* column;
+  const char* definition;
+};
+constexpr AddedColumn kAddedColumns[] = {
+    {"optdp_budget", "total_delta", "REAL NOT NULL DEFAULT 0"},
+    // Counts of 2^-120 (core/budget.hpp) in decimal digits: they need 128 bits.
+    {"optdp_budget", "total_delta_units", "TEXT NOT NULL DEFAULT '0'"},
+    {"optdp_budget", "spent_delta_units", "TEXT NOT NULL DEFAULT '0'"},
+    {"optdp_charges", "delta", "REAL NOT NULL DEFAULT 0"},
+    {"optdp_charges", "delta_units", "TEXT NOT NULL DEFAULT '0'"},
+    {"optdp_charges", "released_keys", "INTEGER"},  // the number of keys a grouped release published
+};
+
 struct Stmt {
   sqlite3_stmt* p = nullptr;
   ~Stmt() { sqlite3_finalize(p); }
@@ -35,8 +56,13 @@ struct Stmt {
 
 }  // namespace
 
-Ledger::Ledger(const std::string& path, double total, Durability durability)
-    : path_(path), total_(total), total_units_(total_units(total)), durability_(durability) {
+Ledger::Ledger(const std::string& path, double total, double total_delta, Durability durability)
+    : path_(path),
+      total_(total),
+      total_units_(total_units(total)),
+      total_delta_(total_delta + 0.0),  // -0 is 0
+      total_delta_units_(delta_total_units(total_delta)),
+      durability_(durability) {
   const int rc = sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
                                  nullptr);
   if (rc != SQLITE_OK) {
@@ -64,9 +90,10 @@ Ledger::Ledger(const std::string& path, double total, Durability durability)
     exec("BEGIN IMMEDIATE");
     try {
       exec(kSchema);
+      migrate();
       Stmt meta;
-      if (sqlite3_prepare_v2(db_, "SELECT total_epsilon FROM optdp_budget WHERE id = 1", -1, &meta.p, nullptr) !=
-          SQLITE_OK)
+      if (sqlite3_prepare_v2(db_, "SELECT total_epsilon, total_delta FROM optdp_budget WHERE id = 1", -1, &meta.p,
+                             nullptr) != SQLITE_OK)
         throw std::runtime_error(std::string("cannot read the ledger: ") + sqlite3_errmsg(db_));
       const int step = sqlite3_step(meta.p);
       if (step == SQLITE_ROW) {
@@ -74,15 +101,23 @@ Ledger::Ledger(const std::string& path, double total, Durability durability)
         if (recorded != total)
           throw std::invalid_argument("the ledger " + quote_text(path, kMaxPathShown) + " records total_epsilon " + format_double(recorded) +
                                       ", but " + format_double(total) + " was asked for");
+        const double recorded_delta = sqlite3_column_double(meta.p, 1);
+        if (recorded_delta != total_delta_)
+          throw std::invalid_argument("the ledger " + quote_text(path, kMaxPathShown) + " records total_delta " +
+                                      format_double(recorded_delta) + ", but " + format_double(total_delta_) +
+                                      " was asked for");
       } else if (step == SQLITE_DONE) {
         Stmt ins;
         if (sqlite3_prepare_v2(db_,
-                               "INSERT INTO optdp_budget(id, total_epsilon, total_units, created) "
-                               "VALUES (1, ?1, ?2, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+                               "INSERT INTO optdp_budget(id, total_epsilon, total_units, created, total_delta, "
+                               "total_delta_units) VALUES (1, ?1, ?2, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?3, ?4)",
                                -1, &ins.p, nullptr) != SQLITE_OK)
           throw std::runtime_error(std::string("cannot create the ledger: ") + sqlite3_errmsg(db_));
         sqlite3_bind_double(ins.p, 1, total);
         sqlite3_bind_int64(ins.p, 2, total_units_);
+        sqlite3_bind_double(ins.p, 3, total_delta_);
+        const std::string total_delta_text = delta_units_text(total_delta_units_);
+        sqlite3_bind_text(ins.p, 4, total_delta_text.c_str(), -1, SQLITE_TRANSIENT);
         if (sqlite3_step(ins.p) != SQLITE_DONE)
           throw std::runtime_error(std::string("cannot create the ledger: ") + sqlite3_errmsg(db_));
       } else {
@@ -101,17 +136,37 @@ Ledger::Ledger(const std::string& path, double total, Durability durability)
     if (stat(path.c_str(), &st) != 0) throw std::runtime_error("cannot stat the ledger " + quote_text(path, kMaxPathShown) + "");
     dev_ = st.st_dev;
     ino_ = st.st_ino;
-    prepare("SELECT total_units, spent_units FROM optdp_budget WHERE id = 1", &read_);
-    prepare("INSERT INTO optdp_charges(time, function, epsilon, units, sql, pid) "
-            "VALUES (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?1, ?2, ?3, ?4, ?5)",
+    prepare("SELECT total_units, spent_units, total_delta_units, spent_delta_units FROM optdp_budget WHERE id = 1",
+            &read_);
+    prepare("INSERT INTO optdp_charges(time, function, epsilon, units, sql, pid, delta, delta_units, released_keys) "
+            "VALUES (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             &insert_);
-    prepare("UPDATE optdp_budget SET spent_units = spent_units + ?1 WHERE id = 1", &update_);
+    // spent_delta_units is a decimal count beyond SQL's arithmetic: the new
+    // value is computed from the one read in the same IMMEDIATE transaction.
+    prepare("UPDATE optdp_budget SET spent_units = spent_units + ?1, spent_delta_units = ?2 WHERE id = 1", &update_);
   } catch (...) {
     sqlite3_finalize(read_);
     sqlite3_finalize(insert_);
     sqlite3_finalize(update_);
     sqlite3_close_v2(db_);
     throw;
+  }
+}
+
+// Inside the constructor's IMMEDIATE transaction: adds the columns a ledger
+// file written before them lacks (a concurrent opener waits, then finds them).
+void Ledger::migrate() {
+  Stmt has;
+  if (sqlite3_prepare_v2(db_, "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2", -1, &has.p, nullptr) != SQLITE_OK)
+    throw std::runtime_error(std::string("cannot read the ledger: ") + sqlite3_errmsg(db_));
+  for (const AddedColumn& c : kAddedColumns) {
+    sqlite3_reset(has.p);
+    sqlite3_bind_text(has.p, 1, c.table, -1, SQLITE_STATIC);
+    sqlite3_bind_text(has.p, 2, c.column, -1, SQLITE_STATIC);
+    const int rc = sqlite3_step(has.p);
+    if (rc == SQLITE_ROW) continue;
+    if (rc != SQLITE_DONE) throw std::runtime_error(std::string("cannot read the ledger: ") + sqlite3_errmsg(db_));
+    exec(("ALTER TABLE " + std::string(c.table) + " ADD COLUMN " + c.column + " " + c.definition).c_str());
   }
 }
 
@@ -140,19 +195,43 @@ void Ledger::rollback() noexcept {
   if (!sqlite3_get_autocommit(db_)) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
 }
 
-void Ledger::charge(const char* function, double epsilon, const char* sql) {
+DeltaUnits Ledger::delta_units_column(int column) const {
+  // Text only (the column's TEXT affinity turns any number written to it into text).
+  const unsigned char* t =
+      sqlite3_column_type(read_, column) == SQLITE_TEXT ? sqlite3_column_text(read_, column) : nullptr;
+  const auto units =
+      t ? parse_delta_units(std::string_view(reinterpret_cast<const char*>(t),
+                                             static_cast<std::size_t>(sqlite3_column_bytes(read_, column))))
+        : std::nullopt;
+  if (!units)
+    throw std::runtime_error("the ledger " + quote_text(path_, kMaxPathShown) + " cannot be read: " +
+                             sqlite3_column_name(read_, column) + " is not a count of delta units");
+  return *units;
+}
+
+void Ledger::charge(const char* function, double epsilon, double delta, const char* sql,
+                    std::optional<std::int64_t> released_keys) {
   const std::int64_t units = charge_units(epsilon);
+  const DeltaUnits delta_units = delta_charge_units(delta);
+  delta += 0.0;  // -0 is 0
+  if (released_keys && *released_keys < 0)
+    throw std::invalid_argument("released_keys must be at least 0, but is " + std::to_string(*released_keys));
   exec("BEGIN IMMEDIATE");  // waits up to kBusyTimeoutMs for other writers
   try {
     sqlite3_reset(read_);
     if (sqlite3_step(read_) != SQLITE_ROW)
       throw std::runtime_error("the ledger " + quote_text(path_, kMaxPathShown) + " cannot be read: " + sqlite3_errmsg(db_));
     const std::int64_t total = sqlite3_column_int64(read_, 0), spent = sqlite3_column_int64(read_, 1);
+    const DeltaUnits total_delta = delta_units_column(2), spent_delta = delta_units_column(3);
     sqlite3_reset(read_);
     if (!budget_allows(spent, units, total))
       throw std::runtime_error("privacy budget exhausted: " + format_double(units_to_epsilon(spent)) + " of " +
                                format_double(units_to_epsilon(total)) + " spent, and this release costs " +
                                format_double(epsilon));
+    if (!delta_budget_allows(spent_delta, delta_units, total_delta))
+      throw std::runtime_error("privacy budget exhausted: delta " + format_double(units_to_delta(spent_delta)) +
+                               " of " + format_double(units_to_delta(total_delta)) +
+                               " spent, and this release costs " + format_double(delta));
     sqlite3_reset(insert_);
     sqlite3_bind_text(insert_, 1, function, -1, SQLITE_STATIC);
     sqlite3_bind_double(insert_, 2, epsilon);
@@ -160,6 +239,11 @@ void Ledger::charge(const char* function, double epsilon, const char* sql) {
     if (sql) sqlite3_bind_text(insert_, 4, sql, -1, SQLITE_TRANSIENT);
     else sqlite3_bind_null(insert_, 4);
     sqlite3_bind_int64(insert_, 5, static_cast<std::int64_t>(getpid()));
+    sqlite3_bind_double(insert_, 6, delta);
+    const std::string delta_text = delta_units_text(delta_units);
+    sqlite3_bind_text(insert_, 7, delta_text.c_str(), -1, SQLITE_TRANSIENT);
+    if (released_keys) sqlite3_bind_int64(insert_, 8, *released_keys);
+    else sqlite3_bind_null(insert_, 8);
     const int ins = sqlite3_step(insert_);
     sqlite3_reset(insert_);
     sqlite3_clear_bindings(insert_);
@@ -167,6 +251,8 @@ void Ledger::charge(const char* function, double epsilon, const char* sql) {
       throw std::runtime_error("the ledger " + quote_text(path_, kMaxPathShown) + " cannot be written: " + sqlite3_errmsg(db_));
     sqlite3_reset(update_);
     sqlite3_bind_int64(update_, 1, units);
+    const std::string spent_delta_text = delta_units_text(spent_delta + delta_units);
+    sqlite3_bind_text(update_, 2, spent_delta_text.c_str(), -1, SQLITE_TRANSIENT);
     const int upd = sqlite3_step(update_);
     sqlite3_reset(update_);
     if (upd != SQLITE_DONE)
@@ -179,23 +265,42 @@ void Ledger::charge(const char* function, double epsilon, const char* sql) {
   }
 }
 
-std::int64_t Ledger::spent_units() {
+Ledger::Spent Ledger::spent_units() {
   sqlite3_reset(read_);
   const int rc = sqlite3_step(read_);
-  const std::int64_t spent = rc == SQLITE_ROW ? sqlite3_column_int64(read_, 1) : 0;
+  if (rc != SQLITE_ROW) {
+    sqlite3_reset(read_);
+    throw std::runtime_error("the ledger " + quote_text(path_, kMaxPathShown) + " cannot be read: " + sqlite3_errmsg(db_));
+  }
+  Spent spent{sqlite3_column_int64(read_, 1), 0};
+  try {
+    spent.delta_units = delta_units_column(3);
+  } catch (...) {
+    sqlite3_reset(read_);
+    throw;
+  }
   sqlite3_reset(read_);
-  if (rc != SQLITE_ROW) throw std::runtime_error("the ledger " + quote_text(path_, kMaxPathShown) + " cannot be read: " + sqlite3_errmsg(db_));
   return spent;
 }
 
-double Ledger::spent() { return units_to_epsilon(spent_units()); }
+double Ledger::spent() { return units_to_epsilon(spent_units().epsilon_units); }
 
-double Ledger::remaining() { return units_to_epsilon(total_units_ - spent_units()); }
+double Ledger::remaining() { return units_to_epsilon(total_units_ - spent_units().epsilon_units); }
+
+double Ledger::delta_spent() { return units_to_delta(spent_units().delta_units); }
+
+double Ledger::delta_remaining() {
+  const DeltaUnits spent = spent_units().delta_units;
+  return spent <= total_delta_units_ ? units_to_delta(total_delta_units_ - spent)
+                                     : -units_to_delta(spent - total_delta_units_);  // only if the file was altered
+}
 
 std::vector<Ledger::Entry> Ledger::entries() {
   Stmt q;
-  if (sqlite3_prepare_v2(db_, "SELECT id, time, function, epsilon, sql, pid FROM optdp_charges ORDER BY id", -1, &q.p,
-                         nullptr) != SQLITE_OK)
+  if (sqlite3_prepare_v2(db_,
+                         "SELECT id, time, function, epsilon, delta, released_keys, sql, pid FROM optdp_charges "
+                         "ORDER BY id",
+                         -1, &q.p, nullptr) != SQLITE_OK)
     throw std::runtime_error("the ledger " + quote_text(path_, kMaxPathShown) + " cannot be read: " + sqlite3_errmsg(db_));
   std::vector<Entry> out;
   int rc;
@@ -205,8 +310,10 @@ std::vector<Ledger::Entry> Ledger::entries() {
     e.time = reinterpret_cast<const char*>(sqlite3_column_text(q.p, 1));
     e.function = reinterpret_cast<const char*>(sqlite3_column_text(q.p, 2));
     e.epsilon = sqlite3_column_double(q.p, 3);
-    if (sqlite3_column_type(q.p, 4) != SQLITE_NULL) e.sql = reinterpret_cast<const char*>(sqlite3_column_text(q.p, 4));
-    e.pid = sqlite3_column_int64(q.p, 5);
+    e.delta = sqlite3_column_double(q.p, 4);
+    if (sqlite3_column_type(q.p, 5) != SQLITE_NULL) e.released_keys = sqlite3_column_int64(q.p, 5);
+    if (sqlite3_column_type(q.p, 6) != SQLITE_NULL) e.sql = reinterpret_cast<const char*>(sqlite3_column_text(q.p, 6));
+    e.pid = sqlite3_column_int64(q.p, 7);
     out.push_back(std::move(e));
   }
   if (rc != SQLITE_DONE) throw std::runtime_error("the ledger " + quote_text(path_, kMaxPathShown) + " cannot be read: " + sqlite3_errmsg(db_));

@@ -5,8 +5,16 @@
 // reconnecting) can undo a charge. Every release is charged in one
 // IMMEDIATE transaction: read the budget, refuse if the charge does not fit,
 // record it, commit durably (WAL, synchronous FULL by default), and only then
-// may the value be returned. Budget arithmetic is in exact integer units
-// (core/budget.hpp).
+// may the value be returned. The account is (epsilon, delta): a charge adds
+// both, and is refused if either total would be exceeded. Budget arithmetic is
+// in exact integer units (core/budget.hpp): 10^-12 for epsilon, 2^-120 for
+// delta (every double delta >= 2^-68 is counted exactly).
+//
+// Ledger files written before the delta account (no total_delta, no delta
+// columns) still open: their delta total and every old charge's delta are 0,
+// and the missing columns are added in the same IMMEDIATE transaction that
+// creates or checks the ledger (an older optdp can still use the file: every
+// new column has a default).
 #pragma once
 
 #include <cstddef>
@@ -15,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "core/budget.hpp"
 #include "sqlite/api.hpp"
 
 namespace optdp::sql {
@@ -29,14 +38,17 @@ class Ledger {
     std::int64_t id;
     std::string time, function;
     double epsilon;
+    double delta;                               // 0 for charges recorded before the delta account
+    std::optional<std::int64_t> released_keys;  // set by grouped releases only
     std::optional<std::string> sql;
     std::int64_t pid;
   };
 
-  // Creates the ledger at path recording total, or opens an existing one,
-  // which must record the same total. Throws std::invalid_argument or
-  // std::runtime_error with a message for the user.
-  Ledger(const std::string& path, double total, Durability durability);
+  // Creates the ledger at path recording total (epsilon) and total_delta, or
+  // opens an existing one, which must record the same totals (a ledger file
+  // from before the delta account records total_delta 0). Throws
+  // std::invalid_argument or std::runtime_error with a message for the user.
+  Ledger(const std::string& path, double total, double total_delta, Durability durability);
   ~Ledger();
   Ledger(const Ledger&) = delete;
   Ledger& operator=(const Ledger&) = delete;
@@ -45,13 +57,21 @@ class Ledger {
   // Whether file (a name as given to ATTACH) is this ledger's database file.
   bool is_ledger_file(const char* file) const;
   double total() const { return total_; }
+  double total_delta() const { return total_delta_; }
   Durability durability() const { return durability_; }
 
-  // Charges epsilon for one released value; throws std::runtime_error if the
-  // budget does not cover it or the ledger cannot be written.
-  void charge(const char* function, double epsilon, const char* sql);
+  // Charges (epsilon, delta) for one release; throws std::runtime_error if
+  // either budget does not cover it ("privacy budget exhausted: ..."; epsilon
+  // is checked first) or the ledger cannot be written, and
+  // std::invalid_argument for a delta outside [0, 1] or negative
+  // released_keys. released_keys (the number of keys a grouped release
+  // published) is recorded as given; NULL when absent.
+  void charge(const char* function, double epsilon, double delta, const char* sql,
+              std::optional<std::int64_t> released_keys = std::nullopt);
   double spent();
   double remaining();
+  double delta_spent();
+  double delta_remaining();
   std::vector<Entry> entries();
 
   static constexpr int kBusyTimeoutMs = 10000;
@@ -60,12 +80,21 @@ class Ledger {
  private:
   void exec(const char* sql);
   void rollback() noexcept;
-  std::int64_t spent_units();
+  void migrate();
+  struct Spent {
+    std::int64_t epsilon_units;
+    DeltaUnits delta_units;
+  };
+  Spent spent_units();
+  // Column `column` of read_ (a decimal count of delta units); throws if it is not one.
+  DeltaUnits delta_units_column(int column) const;
 
   std::string path_;
   unsigned long long dev_ = 0, ino_ = 0;  // identity of the ledger file
   double total_;
   std::int64_t total_units_;
+  double total_delta_;
+  DeltaUnits total_delta_units_;
   Durability durability_;
   sqlite3* db_ = nullptr;
   sqlite3_stmt* read_ = nullptr;

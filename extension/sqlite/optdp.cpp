@@ -70,8 +70,11 @@ constexpr Function kFunctions[] = {
     {"dp_seed", 1, kDirectOnly, dp_seed, nullptr, nullptr},
     {"dp_ledger_attach", 2, kDirectOnly, dp_ledger_attach_fn, nullptr, nullptr},
     {"dp_ledger_attach", 3, kDirectOnly, dp_ledger_attach_fn, nullptr, nullptr},
+    {"dp_ledger_attach", 4, kDirectOnly, dp_ledger_attach_fn, nullptr, nullptr},
     {"dp_budget_remaining", 0, kRandom, dp_budget_remaining_fn, nullptr, nullptr},
     {"dp_budget_spent", 0, kRandom, dp_budget_spent_fn, nullptr, nullptr},
+    {"dp_delta_remaining", 0, kRandom, dp_delta_remaining_fn, nullptr, nullptr},
+    {"dp_delta_spent", 0, kRandom, dp_delta_spent_fn, nullptr, nullptr},
     {"dp_rng", 0, kRandom, dp_rng, nullptr, nullptr},
 };
 

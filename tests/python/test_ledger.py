@@ -19,6 +19,11 @@ What is checked, and how:
   (values received <= charges recorded, equal where the query shape makes it
   exact) and check that spent_units is exactly the sum of the charges and
   never above the total.
+- The delta account (TestLedgerDelta): delta is counted in exact units of
+  2^-120, stored as decimal text; no SQL function charges delta yet, so its
+  charging is tested on the Ledger class in tests/sqlite/ledger_delta_test.cpp,
+  and here the attach forms, the recorded totals, dp_delta_spent/remaining,
+  the entries' delta and released_keys, and ledger files written before it.
 - Concurrency and SIGKILL use child processes running this same file with
   --worker (sys.executable, i.e. /usr/bin/python3); they report every value
   they receive as one JSON line on stdout, flushed.
@@ -44,6 +49,9 @@ MODULE = os.environ.get("OPTDP_MODULE") or os.path.join(HERE, "..", "..", "build
 UNITS = 10 ** 12  # ledger units per epsilon
 TIME_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 NO_LEDGER = "%s: no privacy ledger is attached to this connection (see dp_ledger_attach)"
+# dp_ledger_attach's third argument when it is neither a number (total_delta) nor text (durability).
+THIRD = "the third argument must be total_delta (a number in [0, 1)) or durability ('full' or 'normal'), but is %s"
+DELTA_UNITS = 2 ** 120  # ledger units per delta
 ALREADY = "dp_ledger_attach: a ledger is already attached ('%s'); it cannot be detached or replaced on this connection"
 EXHAUSTED_RE = re.compile(r"^(\w+): privacy budget exhausted: (\S+) of (\S+) spent, and this release costs (\S+)$")
 
@@ -269,7 +277,7 @@ class TestLedgerAttach(LedgerTestCase):
             ("select dp_ledger_attach(NULL, 5)", (), "path must be text (a file name), but is NULL"),
             ("select dp_ledger_attach(?, 5, 'off')", (p,), "durability must be 'full' or 'normal', but is 'off'"),
             ("select dp_ledger_attach(?, 5, 'FULL')", (p,), "durability must be 'full' or 'normal', but is 'FULL'"),
-            ("select dp_ledger_attach(?, 5, NULL)", (p,), "durability must be text ('full' or 'normal'), but is NULL"),
+            ("select dp_ledger_attach(?, 5, NULL)", (p,), THIRD % "NULL"),
         ]
         for sql, params, msg in cases:
             with self.subTest(sql=sql):
@@ -427,19 +435,24 @@ class TestLedgerCharges(LedgerTestCase):
         self.db.execute("select g, private_count_levels(0.2, 0.5) from t group by g").fetchall()
         self.db.execute("select * from release_levels(1, 5, '[0.5]')").fetchall()
         entries = self.db.execute("select * from dp_ledger_entries").fetchall()
+        # (function, epsilon, delta, released_keys, sql, pid): no release so far costs delta,
+        # and released_keys is for grouped releases only.
         self.assertEqual([tuple(e[2:]) for e in entries], [
-            ("private_count", self.u05, "select private_count(0.5) from t", os.getpid()),  # bound value expanded
-            ("laplace_sum", 0.25, "select laplace_sum(x, 0.25, 0, 10) from t", os.getpid()),
-            ("private_count_levels", self.one("select dp_epsilon(0.2)"),
+            ("private_count", self.u05, 0.0, None, "select private_count(0.5) from t", os.getpid()),  # bound value expanded
+            ("laplace_sum", 0.25, 0.0, None, "select laplace_sum(x, 0.25, 0, 10) from t", os.getpid()),
+            ("private_count_levels", self.one("select dp_epsilon(0.2)"), 0.0, None,
              "select g, private_count_levels(0.2, 0.5) from t group by g", os.getpid()),
-            ("release_levels", self.u05, "select * from release_levels(1, 5, '[0.5]')", os.getpid())])
+            ("release_levels", self.u05, 0.0, None, "select * from release_levels(1, 5, '[0.5]')", os.getpid())])
         ids = [e[0] for e in entries]
         self.assertEqual(ids, sorted(ids))
         self.assertEqual(len(set(ids)), len(ids))
         for e in entries:
             self.assertRegex(e[1], TIME_RE)
         # The table function shows exactly what the file holds.
-        self.assertEqual(entries, [c[:4] + c[5:] for c in charges(self.ledger)])
+        with closing(plain(self.ledger)) as p:
+            self.assertEqual(entries, p.execute("select id, time, function, epsilon, delta, released_keys, sql, pid "
+                                                "from optdp_charges order by id").fetchall())
+            self.assertEqual(p.execute("select distinct delta_units from optdp_charges").fetchall(), [("0",)])
 
     def test_spent_plus_remaining_is_total(self):
         self.db.execute("select private_count(0.5) from t").fetchall()
@@ -972,6 +985,312 @@ class TestLedgerSigkill(LedgerTestCase):
 
     def test_normal(self):
         self.check("normal")
+
+
+# ----------------------------------------------------------------------------
+# 6. the delta account: (epsilon, delta) budgets
+#
+# No SQL function charges delta yet (the Ledger class's delta charging is
+# tested in tests/sqlite/ledger_delta_test.cpp); here: the attach forms and
+# their errors, the recorded total_delta, dp_delta_spent / dp_delta_remaining,
+# the new dp_ledger_entries columns, and ledger files written before the delta
+# account.
+
+# The schema of the ledger files written before the delta account
+# (extension/sqlite/ledger.cpp at the commit before it).
+OLD_SCHEMA = """
+CREATE TABLE IF NOT EXISTS optdp_budget(
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  total_epsilon REAL NOT NULL,
+  total_units INTEGER NOT NULL,
+  spent_units INTEGER NOT NULL DEFAULT 0,
+  created TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS optdp_charges(
+  id INTEGER PRIMARY KEY,
+  time TEXT NOT NULL,
+  function TEXT NOT NULL,
+  epsilon REAL NOT NULL,
+  units INTEGER NOT NULL,
+  sql TEXT,
+  pid INTEGER NOT NULL);
+"""
+ENTRY_COLUMNS = ["id", "time", "function", "epsilon", "delta", "released_keys", "sql", "pid"]
+
+
+def delta_total_units(d):
+    return math.floor(Fraction(d) * DELTA_UNITS)
+
+
+def write_old_ledger(path, total, epsilons):
+    """A ledger file as the code before the delta account left it: WAL, the
+    old schema, one charge per epsilon."""
+    with closing(plain(path)) as p:
+        p.execute("pragma journal_mode=wal")
+        p.executescript(OLD_SCHEMA)
+        p.execute("insert into optdp_budget(id, total_epsilon, total_units, created) "
+                  "values (1, ?, ?, '2024-01-01T00:00:00.000Z')", (total, total_units(total)))
+        for eps in epsilons:
+            p.execute("insert into optdp_charges(time, function, epsilon, units, sql, pid) "
+                      "values ('2024-01-01T00:00:01.000Z', 'laplace_sum', ?, ?, 'select laplace_sum(x, 0.1, 0, 10) "
+                      "from t', 1)", (eps, charge_units(eps)))
+            p.execute("update optdp_budget set spent_units = spent_units + ? where id = 1", (charge_units(eps),))
+
+
+def columns(path, table):
+    with closing(plain(path)) as p:
+        return [r[1] for r in p.execute("select * from pragma_table_info(?)", (table,))]
+
+
+def delta_row(path):
+    with closing(plain(path)) as p:
+        return p.execute("select total_delta, total_delta_units, spent_delta_units from optdp_budget").fetchall()
+
+
+class TestLedgerDelta(LedgerTestCase):
+    def other(self, name):
+        return os.path.join(self.dir, name)
+
+    def attach_on_new_connection(self, *args):
+        db = connect()
+        try:
+            return self.one("select dp_ledger_attach(%s)" % ", ".join("?" * len(args)), args, db)
+        finally:
+            db.close()
+
+    def test_attach_forms(self):
+        # (path, total_epsilon): delta budget 0, as every ledger had before.
+        self.assertEqual(self.attach(2.0), 2.0)
+        self.assertEqual(delta_row(self.ledger), [(0.0, "0", "0")])
+        self.assertEqual(self.one("select dp_delta_spent()"), 0.0)
+        self.assertEqual(self.one("select dp_delta_remaining()"), 0.0)
+        # A number third is total_delta; text is durability; four arguments are both.
+        for name, args, delta in [("a", (2.0, 1e-5), 1e-5), ("b", (2.0, 1e-5, "normal"), 1e-5),
+                                  ("c", (2.0, 1e-5, "full"), 1e-5), ("d", (2.0, 0), 0.0), ("e", (2.0, 0.0), 0.0),
+                                  ("f", (2.0, "normal"), 0.0), ("g", (2.0, "full"), 0.0),
+                                  ("h", (2.0, 0.9999999999999999), 0.9999999999999999),
+                                  ("i", (2.0, 5e-324), 5e-324), ("j", (2.0, -0.0), 0.0)]:
+            with self.subTest(args=args):
+                path = self.other(name + ".ledger")
+                self.assertEqual(self.attach_on_new_connection(path, *args), 2.0)
+                (total_d, total_u, spent_u), = delta_row(path)
+                self.assertEqual(total_d, delta)
+                self.assertFalse(math.copysign(1, total_d) < 0)
+                self.assertEqual(total_u, str(delta_total_units(delta)))
+                self.assertEqual(spent_u, "0")
+                db = connect()
+                try:
+                    self.one("select dp_ledger_attach(%s)" % ", ".join("?" * (1 + len(args))), (path,) + args, db)
+                    self.assertEqual(self.one("select dp_delta_remaining()", db=db),
+                                     float(Fraction(delta_total_units(delta), DELTA_UNITS)))
+                    self.assertEqual(self.one("select dp_delta_spent()", db=db), 0.0)
+                finally:
+                    db.close()
+        # Exact: 1e-5 (and every double >= 2^-68) is a whole number of units of 2^-120.
+        self.assertEqual(delta_row(self.other("a.ledger"))[0][1], str(Fraction(1e-5) * DELTA_UNITS))
+
+    def test_reattach_same_is_a_no_op_other_delta_refused(self):
+        self.assertEqual(self.attach(5.0), 5.0)
+        self.one("select private_count(0.5) from t")
+        remaining = (total_units(5.0) - charge_units(self.u05)) / 1e12
+        db = connect()
+        try:
+            make_table(db)
+            self.assertEqual(self.one("select dp_ledger_attach(?, 1.0, 1e-5)", (self.other("d.ledger"),), db),
+                             1.0)
+            for args in [(1.0, 1e-5), (1.0, 1e-5, "full")]:  # the same ledger: nothing happens
+                self.assertEqual(self.one("select dp_ledger_attach(?%s)" % (", ?" * len(args)),
+                                          (self.other("d.ledger"),) + args, db), 1.0)
+            for args in [(1.0,), (1.0, 2e-5), (1.0, "full"), (1.0, 1e-5, "normal"), (1.0, 0)]:
+                with self.subTest(args=args):
+                    self.assertError("select dp_ledger_attach(?%s)" % (", ?" * len(args)),
+                                     ALREADY % self.other("d.ledger"), (self.other("d.ledger"),) + args, db)
+        finally:
+            db.close()
+        # (path, total) on a ledger attached that way is the same call.
+        self.assertEqual(self.attach(5.0), remaining)
+        self.assertEqual(self.one("select dp_ledger_attach(?, 5.0, 0)", (self.ledger,)), remaining)
+        self.assertError("select dp_ledger_attach(?, 5.0, 1e-9)", ALREADY % self.ledger, (self.ledger,))
+
+    def test_existing_ledger_keeps_its_total_delta(self):
+        self.assertEqual(self.one("select dp_ledger_attach(?, 5, 1e-5)", (self.ledger,)), 5.0)
+        rec = "dp_ledger_attach: the ledger '%s' records total_delta 1e-05, but %s was asked for"
+        db = connect()
+        try:
+            for sql, asked in [("select dp_ledger_attach(?, 5)", "0"), ("select dp_ledger_attach(?, 5, 'full')", "0"),
+                               ("select dp_ledger_attach(?, 5, 0)", "0"),
+                               ("select dp_ledger_attach(?, 5, 2e-5)", "2e-05"),
+                               ("select dp_ledger_attach(?, 5, 1e-6, 'normal')", "1e-06")]:
+                with self.subTest(sql=sql):
+                    self.assertError(sql, rec % (self.ledger, asked), (self.ledger,), db)
+                    self.assertError("select dp_delta_spent()", NO_LEDGER % "dp_delta_spent", db=db)
+            # total_epsilon is checked first, with the message it always had.
+            self.assertError("select dp_ledger_attach(?, 6, 2e-5)",
+                             "dp_ledger_attach: the ledger '%s' records total_epsilon 5, but 6 was asked for"
+                             % self.ledger, (self.ledger,), db)
+            self.assertEqual(delta_row(self.ledger), [(1e-5, str(delta_total_units(1e-5)), "0")])
+            self.assertEqual(self.one("select dp_ledger_attach(?, 5, 1e-5, 'normal')", (self.ledger,), db), 5.0)
+            self.assertEqual(self.one("select dp_delta_remaining()", db=db), 1e-5)
+        finally:
+            db.close()
+
+    def test_bad_arguments(self):
+        p = self.ledger
+        rng = "total_delta must be a number in [0, 1), but is %s"
+        cases = [
+            ("select dp_ledger_attach(?, 5, 1)", rng % "1"),
+            ("select dp_ledger_attach(?, 5, 2)", rng % "2"),
+            ("select dp_ledger_attach(?, 5, 2.0)", rng % "2"),
+            ("select dp_ledger_attach(?, 5, 1.0)", rng % "1"),
+            ("select dp_ledger_attach(?, 5, -1e-9)", rng % "-1e-09"),
+            ("select dp_ledger_attach(?, 5, -1)", rng % "-1"),
+            ("select dp_ledger_attach(?, 5, 1e999)", rng % "inf"),
+            ("select dp_ledger_attach(?, 5, -1e999)", rng % "-inf"),
+            # shown as the double it is read as (like total_epsilon)
+            ("select dp_ledger_attach(?, 5, 9223372036854775807)", rng % "9223372036854775808"),
+            ("select dp_ledger_attach(?, 5, NULL)", THIRD % "NULL"),
+            ("select dp_ledger_attach(?, 5, 1e999 - 1e999)", THIRD % "NULL"),  # NaN is NULL in SQLite
+            ("select dp_ledger_attach(?, 5, x'00')", THIRD % "a blob of 1 byte"),
+            ("select dp_ledger_attach(?, 5, x'')", THIRD % "a blob of 0 bytes"),
+            # Text is durability, even if it looks like a number.
+            ("select dp_ledger_attach(?, 5, '1e-5')", "durability must be 'full' or 'normal', but is '1e-5'"),
+            ("select dp_ledger_attach(?, 5, 1e-5, NULL)", "durability must be text ('full' or 'normal'), but is NULL"),
+            ("select dp_ledger_attach(?, 5, 1e-5, 1)", "durability must be text ('full' or 'normal'), but is 1"),
+            ("select dp_ledger_attach(?, 5, 1e-5, 'off')", "durability must be 'full' or 'normal', but is 'off'"),
+            ("select dp_ledger_attach(?, 5, NULL, 'full')", "total_delta must be a number, but is NULL"),
+            ("select dp_ledger_attach(?, 5, '1e-5', 'full')", "total_delta must be a number, but is text '1e-5'"),
+            ("select dp_ledger_attach(?, 5, x'00', 'full')", "total_delta must be a number, but is a blob of 1 byte"),
+            ("select dp_ledger_attach(?, 5, 2, 'full')", rng % "2"),
+            ("select dp_ledger_attach(?, 5, 2, 'off')", rng % "2"),  # in argument order
+            # total_epsilon before total_delta, path before both.
+            ("select dp_ledger_attach(?, 0, 2)", "total_epsilon must be a number in (0, 1e6], but is 0"),
+            ("select dp_ledger_attach(?, NULL, NULL, NULL)", "total_epsilon must be a number, but is NULL"),
+            ("select dp_ledger_attach(':memory:', 5, 2, 'off')",
+             "path must name a file (a ledger in memory could be lost), but is ':memory:'"),
+        ]
+        for sql, msg in cases:
+            with self.subTest(sql=sql):
+                self.assertError(sql, "dp_ledger_attach: " + msg, () if ":memory:" in sql else (p,))
+        self.assertError("select dp_ledger_attach(?, 5, 1e-5, 'full', 1)",
+                         "wrong number of arguments to function dp_ledger_attach()", (p,))
+        self.assertFalse(os.path.exists(p), "a refused attach must not create the ledger")
+        self.assertError("select dp_delta_spent()", NO_LEDGER % "dp_delta_spent")
+
+    def test_delta_functions(self):
+        self.assertError("select dp_delta_spent()", NO_LEDGER % "dp_delta_spent")
+        self.assertError("select dp_delta_remaining()", NO_LEDGER % "dp_delta_remaining")
+        self.assertEqual(self.one("select dp_ledger_attach(?, 3, 2.5e-6)", (self.ledger,)), 3.0)
+        self.assertEqual(self.db.execute("select dp_budget_spent(), dp_budget_remaining(), dp_delta_spent(), "
+                                         "dp_delta_remaining()").fetchall(), [(0.0, 3.0, 0.0, 2.5e-6)])
+        # Registered like their epsilon counterparts.
+        flags = dict(self.db.execute("select name, flags from pragma_function_list where name like 'dp\_%' "
+                                     "escape '\\' and narg = 0").fetchall())
+        self.assertEqual(flags["dp_delta_spent"], flags["dp_budget_spent"])
+        self.assertEqual(flags["dp_delta_remaining"], flags["dp_budget_remaining"])
+        # They read the file: a spend recorded by anyone shows at once, shown
+        # as the exact count of units rounded to the nearest double.
+        tot = delta_total_units(2.5e-6)
+        for spent in [delta_total_units(1e-6) * 2, tot - 1, tot, 1]:
+            with self.subTest(spent=spent):
+                with closing(plain(self.ledger)) as p:
+                    p.execute("update optdp_budget set spent_delta_units = ?", (str(spent),))
+                self.assertEqual(self.one("select dp_delta_spent()"), float(Fraction(spent, DELTA_UNITS)))
+                self.assertEqual(self.one("select dp_delta_remaining()"), float(Fraction(tot - spent, DELTA_UNITS)))
+        self.assertEqual(self.one("select dp_delta_remaining()"), float(Fraction(tot - 1, DELTA_UNITS)))
+
+    def test_a_spend_that_cannot_be_read_refuses_every_release(self):
+        self.assertEqual(self.one("select dp_ledger_attach(?, 3, 1e-6)", (self.ledger,)), 3.0)
+        self.one("select private_count(0.5) from t")
+        why = "the ledger '%s' cannot be read: spent_delta_units is not a count of delta units" % self.ledger
+        for bad in ["12x", "", "-1", "1e5", str(2 ** 122 + 1), 1.5, b"1"]:
+            with self.subTest(bad=bad):
+                with closing(plain(self.ledger)) as p:
+                    p.execute("update optdp_budget set spent_delta_units = ?", (bad,))
+                self.assertEqual(receive(self.db, "select private_count(0.5) from t"), ([], "private_count: " + why))
+                self.assertError("select dp_delta_spent()", "dp_delta_spent: " + why)
+        self.assertEqual(len(charges(self.ledger)), 1)
+
+    def test_ordinary_releases_cost_no_delta(self):
+        self.assertEqual(self.one("select dp_ledger_attach(?, 1000, 1e-5)", (self.ledger,)), 1000.0)
+        for sql in ["select private_count(0.5) from t", "select private_count(x, 0.5) from t",
+                    "select laplace_sum(x, 0.25, 0, 10) from t", "select staircase_sum(x, 0.25, 10) from t",
+                    "select private_count_levels(0.2, 0.5) from t", "select * from release_levels(3, 10, '[0.5]')",
+                    "select g, private_count(0.5) from t group by x % 3"]:
+            self.db.execute(sql).fetchall()
+        cur = self.db.execute("select * from dp_ledger_entries")
+        entries = cur.fetchall()
+        self.assertEqual([d[0] for d in cur.description], ENTRY_COLUMNS)
+        self.assertEqual(len(entries), 9)
+        self.assertEqual({(e[4], e[5]) for e in entries}, {(0.0, None)})
+        self.assertEqual(self.db.execute("select typeof(delta), typeof(released_keys), count(*) "
+                                         "from dp_ledger_entries group by 1, 2").fetchall(), [("real", "null", 9)])
+        self.assertEqual(self.one("select dp_delta_spent()"), 0.0)
+        self.assertEqual(self.one("select dp_delta_remaining()"), 1e-5)
+        self.assertEqual(delta_row(self.ledger), [(1e-5, str(delta_total_units(1e-5)), "0")])
+        with closing(plain(self.ledger)) as p:
+            self.assertEqual(p.execute("select delta, delta_units, released_keys, count(*) from optdp_charges "
+                                       "group by 1, 2, 3").fetchall(), [(0.0, "0", None, 9)])
+        self.assertConsistent()
+
+    def test_a_zero_delta_budget_still_pays_releases(self):
+        self.assertEqual(self.attach(1.0), 1.0)
+        self.assertEqual(len(self.db.execute("select private_count(0.5) from t").fetchall()), 1)
+        self.assertEqual(len(charges(self.ledger)), 1)
+
+    def test_old_format_ledger_opens_with_delta_zero(self):
+        write_old_ledger(self.ledger, 3.0, [0.1, 0.25])
+        old_budget, old_charges = columns(self.ledger, "optdp_budget"), columns(self.ledger, "optdp_charges")
+        spent0 = charge_units(0.1) + charge_units(0.25)
+        # A different total_delta is refused, and the refusal leaves the file as it was.
+        self.assertError("select dp_ledger_attach(?, 3, 1e-5)",
+                         "dp_ledger_attach: the ledger '%s' records total_delta 0, but 1e-05 was asked for"
+                         % self.ledger, (self.ledger,))
+        self.assertEqual((columns(self.ledger, "optdp_budget"), columns(self.ledger, "optdp_charges")),
+                         (old_budget, old_charges))
+        # The call it was always opened with opens it, and migrates the schema.
+        self.assertEqual(self.attach(3.0), (total_units(3.0) - spent0) / 1e12)
+        self.assertEqual(columns(self.ledger, "optdp_budget"),
+                         old_budget + ["total_delta", "total_delta_units", "spent_delta_units"])
+        self.assertEqual(columns(self.ledger, "optdp_charges"), old_charges + ["delta", "delta_units", "released_keys"])
+        self.assertEqual(delta_row(self.ledger), [(0.0, "0", "0")])
+        self.assertEqual(self.db.execute("select dp_budget_spent(), dp_delta_spent(), dp_delta_remaining()").fetchall(),
+                         [(spent0 / 1e12, 0.0, 0.0)])
+        entries = self.db.execute("select function, epsilon, delta, released_keys, pid from dp_ledger_entries")
+        self.assertEqual(entries.fetchall(), [("laplace_sum", 0.1, 0.0, None, 1), ("laplace_sum", 0.25, 0.0, None, 1)])
+        # It goes on charging as before.
+        self.one("select private_count(0.5) from t")
+        self.assertEqual(spent_units(self.ledger), spent0 + charge_units(self.u05))
+        self.assertEqual(self.one("select delta from dp_ledger_entries where id = 3"), 0.0)
+        self.assertConsistent()
+        # Other connections open it with any spelling of delta 0.
+        self.assertEqual(self.attach_on_new_connection(self.ledger, 3.0, 0), self.one("select dp_budget_remaining()"))
+        self.assertEqual(self.attach_on_new_connection(self.ledger, 3.0, "normal"),
+                         self.one("select dp_budget_remaining()"))
+        # A process still running the older code names its columns: it can go on charging the file.
+        with closing(plain(self.ledger)) as p:
+            p.execute("begin immediate")
+            p.execute("insert into optdp_charges(time, function, epsilon, units, sql, pid) "
+                      "values ('2024-01-02T00:00:00.000Z', 'private_count', 0.5, 500000000000, NULL, 2)")
+            p.execute("update optdp_budget set spent_units = spent_units + 500000000000")
+            p.execute("commit")
+        self.assertEqual(self.one("select delta || '|' || quote(released_keys) from dp_ledger_entries where id = 4"),
+                         "0.0|NULL")
+        self.assertConsistent()
+
+    def test_old_format_ledger_migrated_by_processes_at_once(self):
+        write_old_ledger(self.ledger, 10.0, [0.5])
+        configs = [{"module": MODULE, "ledger": self.ledger, "total": 10.0, "durability": "full",
+                    "sql": "select private_count(0.5) from t", "n": 2, "barrier": True, "attach_after_go": True}
+                   for _ in range(4)]
+        for rc, msgs, err, pid in run_workers(self, configs):
+            self.assertEqual(rc, 0, err)
+            self.assertEqual(len([m for m in msgs if "attached" in m]), 1, msgs)
+            self.assertFalse([m for m in msgs if "x" in m or "e" in m], msgs)
+        self.assertEqual(columns(self.ledger, "optdp_budget")[-3:],
+                         ["total_delta", "total_delta_units", "spent_delta_units"])
+        self.assertEqual(columns(self.ledger, "optdp_charges")[-3:], ["delta", "delta_units", "released_keys"])
+        self.assertEqual(len(charges(self.ledger)), 9)
+        self.assertEqual(delta_row(self.ledger), [(0.0, "0", "0")])
+        self.assertConsistent()
 
 
 # ----------------------------------------------------------------------------
