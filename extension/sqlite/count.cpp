@@ -20,7 +20,6 @@ namespace optdp::sql {
 namespace {
 
 constexpr const char* kName = "private_count";
-constexpr const char* kParamNames[] = {"alpha"};
 
 // Aggregate context: plain data, zeroed by SQLite on allocation.
 struct CountState {
@@ -30,9 +29,7 @@ struct CountState {
 };
 
 double read_alpha(sqlite3_context* ctx, int argc) {
-  return alpha_param(
-      read_params(sqlite3_context_db_handle(ctx), connection(ctx).statement_cache(), kName, argc, argc - 1,
-                  kParamNames)[0]);
+  return alpha_param(read_params(sqlite3_context_db_handle(ctx), connection(ctx).statement_cache(), kName, argc)[0]);
 }
 
 // The first row of a group: reads alpha (an error stops the statement).

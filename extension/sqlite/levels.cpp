@@ -53,7 +53,7 @@ void parse_level_params(LevelsState& st, const std::vector<Param>& p) {
 template <int FIRST>
 void read_levels(sqlite3_context* ctx, LevelsState& st, int argc) {
   parse_level_params(st, read_params(sqlite3_context_db_handle(ctx), connection(ctx).statement_cache(),
-                                     name_of<FIRST>(), argc, FIRST, kLevelNames));
+                                     name_of<FIRST>(), argc));
 }
 
 template <int FIRST>

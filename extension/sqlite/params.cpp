@@ -18,7 +18,7 @@ struct Expanded {
   ~Expanded() { sqlite3_free(text); }
 };
 
-std::string show(const std::vector<Param>& values, int first, const char* const* names) {
+std::string show(const std::vector<Param>& values, const char* const* names) {
   std::string s;
   for (std::size_t k = 0; k < values.size(); ++k) {
     if (k) s += ", ";
@@ -26,7 +26,6 @@ std::string show(const std::vector<Param>& values, int first, const char* const*
     s += ' ';
     s += describe(values[k]);
   }
-  (void)first;
   return s;
 }
 
@@ -57,17 +56,13 @@ std::vector<std::string> running_texts(sqlite3* db) {
 }
 
 // Checks every call of every release form in the running statements, in
-// text order (see read_params).
-void check_statement(sqlite3* db) {
+// text order (see read_params), and returns each form's parameters.
+std::vector<StatementCache::Found> check_statement(sqlite3* db) {
   const auto forms = release_forms();
   std::vector<std::string> names;
   for (const auto& f : forms)
     if (std::find(names.begin(), names.end(), f.name) == names.end()) names.emplace_back(f.name);
-  struct Seen {
-    const ReleaseForm* form;
-    std::vector<Param> values;
-  };
-  std::vector<Seen> seen;  // the first call of each form
+  std::vector<StatementCache::Found> seen;  // the first call of each form
   for (sqlite3_stmt* s = sqlite3_next_stmt(db, nullptr); s; s = sqlite3_next_stmt(db, s)) {
     if (!sqlite3_stmt_busy(s)) continue;
     const char* raw = sqlite3_sql(s);
@@ -111,13 +106,13 @@ void check_statement(sqlite3* db) {
           values.push_back(std::move(*v));
         }
         form->check(values);
-        auto it = std::find_if(seen.begin(), seen.end(), [&](const Seen& x) { return x.form == form; });
+        auto it = std::find_if(seen.begin(), seen.end(), [&](const StatementCache::Found& x) { return x.form == form; });
         if (it == seen.end()) {
           seen.push_back({form, std::move(values)});
         } else if (it->values != values) {
           throw std::invalid_argument("the running statements call it with different parameters (" +
-                                      show(it->values, form->first, form->names) + "; " +
-                                      show(values, form->first, form->names) +
+                                      show(it->values, form->names) + "; " +
+                                      show(values, form->names) +
                                       "), and which call is releasing cannot be told: give each its own statement");
         }
       } catch (const CallError&) {
@@ -127,78 +122,23 @@ void check_statement(sqlite3* db) {
       }
     }
   }
+  return seen;
 }
-
-std::vector<Param> read_params_uncached(sqlite3* db, const char* name, int argc, int first,
-                                        const char* const* names);
 
 }  // namespace
 
-std::vector<Param> read_params(sqlite3* db, StatementCache& cache, const char* name, int argc, int first,
-                               const char* const* names) {
+std::vector<Param> read_params(sqlite3* db, StatementCache& cache, const char* name, int argc) {
   auto texts = running_texts(db);
-  if (texts != cache.texts) cache = StatementCache{std::move(texts)};
+  if (texts != cache.texts) cache = StatementCache{std::move(texts), false, {}};
   if (!cache.checked) {
-    check_statement(db);
+    cache.found = check_statement(db);
     cache.checked = true;
   }
-  for (const auto& r : cache.reads)
-    if (r.argc == argc && r.first == first && r.name == name) return r.values;
-  auto values = read_params_uncached(db, name, argc, first, names);
-  cache.reads.push_back({name, argc, first, values});
-  return values;
+  for (const auto& f : cache.found)
+    if (f.form->argc == argc && std::string_view(f.form->name) == name) return f.values;
+  throw std::invalid_argument("its parameters cannot be read: no call with " + std::to_string(argc) +
+                              (argc == 1 ? " argument" : " arguments") + " is in the text of a running statement");
 }
-
-namespace {
-
-std::vector<Param> read_params_uncached(sqlite3* db, const char* name, int argc, int first,
-                                        const char* const* names) {
-  std::optional<std::vector<Param>> found;
-  for (sqlite3_stmt* s = sqlite3_next_stmt(db, nullptr); s; s = sqlite3_next_stmt(db, s)) {
-    if (!sqlite3_stmt_busy(s)) continue;
-    const char* raw = sqlite3_sql(s);
-    if (!raw) continue;
-    const std::string_view text(raw);
-    const auto tokens = tokenize(text);
-    std::optional<std::vector<std::optional<Param>>> bound;  // read on first need
-    const BoundValue bound_value = [&](std::size_t k) -> std::optional<Param> {
-      if (!bound) {
-        Expanded e;
-        e.text = sqlite3_expanded_sql(s);
-        bound = bound_values(text, tokens, e.text ? std::string_view(e.text) : std::string_view());
-      }
-      if (!(*bound)[k])
-        throw std::invalid_argument("the value bound to " +
-                                    std::string(text.substr(tokens[k].begin, tokens[k].end - tokens[k].begin)) +
-                                    " cannot be read back from the statement (sqlite3_expanded_sql)");
-      return (*bound)[k];
-    };
-    for (const Call& call : find_calls(text, tokens, name)) {
-      if (static_cast<int>(call.args.size()) != argc) continue;
-      std::vector<Param> values;
-      for (int a = first; a < argc; ++a) {
-        const auto [b, e] = call.args[static_cast<std::size_t>(a)];
-        auto v = read_literal(text, tokens, b, e, bound_value);
-        if (!v)
-            throw std::invalid_argument(std::string(names[a - first]) + " is not a literal");  // check_statement said why
-        values.push_back(std::move(*v));
-      }
-      if (!found) {
-        found = std::move(values);
-      } else if (*found != values) {
-        throw std::invalid_argument("the running statements call it with different parameters (" +
-                                    show(*found, first, names) + "; " + show(values, first, names) +
-                                    "), and which call is releasing cannot be told: give each its own statement");
-      }
-    }
-  }
-  if (!found)
-    throw std::invalid_argument("its parameters cannot be read: no call with " + std::to_string(argc) +
-                                (argc == 1 ? " argument" : " arguments") + std::string(" is in the text of a running statement"));
-  return *found;
-}
-
-}  // namespace
 
 std::string running_sql(sqlite3* db, const char* name) {
   for (sqlite3_stmt* s = sqlite3_next_stmt(db, nullptr); s; s = sqlite3_next_stmt(db, s)) {

@@ -41,16 +41,15 @@ std::span<const ReleaseForm> release_forms();
 struct StatementCache {
   std::vector<std::string> texts;
   bool checked = false;
-  struct Read {
-    std::string name;
-    int argc, first;
-    std::vector<Param> values;
+  struct Found {
+    const ReleaseForm* form;
+    std::vector<Param> values;  // of every call of the form (they agree)
   };
-  std::vector<Read> reads;
+  std::vector<Found> found;
 };
 
 // The parameters of the call name(...) with argc arguments in the running
-// statements (the form's first and names as in ReleaseForm).
+// statements.
 //
 // First, every call of every form in the running statements is checked, in
 // the order of the text: its parameters must be literal forms
@@ -59,10 +58,10 @@ struct StatementCache {
 // either releases nothing, or every release in it is valid: with rows or
 // without, before any charge. (Otherwise a release finishing with no rows
 // could be charged before another call's error, and one with rows not.)
-// Then this form's parameters are read; std::invalid_argument if no call of
-// it is in the text (a call from a TEMP view).
-std::vector<Param> read_params(sqlite3* db, StatementCache& cache, const char* name, int argc, int first,
-                               const char* const* names);
+// The check also reads every form's parameters; this returns the ones of
+// name/argc, or throws std::invalid_argument if no call of it is in the text
+// (a call from a TEMP view).
+std::vector<Param> read_params(sqlite3* db, StatementCache& cache, const char* name, int argc);
 
 // The text (bound parameters expanded) of a running statement that calls
 // name, for the ledger's record; "" if none is found.

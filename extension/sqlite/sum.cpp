@@ -28,9 +28,6 @@ enum class Mechanism { Staircase, Laplace };
 
 constexpr const char* name_of(Mechanism m) { return m == Mechanism::Staircase ? "staircase_sum" : "laplace_sum"; }
 
-// Parameter names by arity: (x, eps, delta), (x, eps, lower, upper [, cost]).
-constexpr const char* kNames3[] = {"eps", "delta"};
-constexpr const char* kNames45[] = {"eps", "lower", "upper", "cost"};
 
 // Aggregate context: plain data, zeroed by SQLite on allocation.
 struct SumState {
@@ -73,9 +70,7 @@ void parse(SumState& st, const std::vector<Param>& p, int argc) {
 // Reads and validates the parameters from the statement's text
 // (params.hpp): the same call for a first row and for an empty input.
 void read_params(sqlite3_context* ctx, SumState& st, Mechanism mech, int argc) {
-  parse(st,
-        sql::read_params(sqlite3_context_db_handle(ctx), connection(ctx).statement_cache(), name_of(mech), argc, 1,
-                         argc == 3 ? kNames3 : kNames45),
+  parse(st, sql::read_params(sqlite3_context_db_handle(ctx), connection(ctx).statement_cache(), name_of(mech), argc),
         argc);
 }
 
