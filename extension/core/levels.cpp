@@ -119,15 +119,19 @@ LevelChain::LevelChain(std::vector<double> alphas) : alphas_(std::move(alphas)) 
 }
 
 std::vector<std::int64_t> LevelChain::release(std::int64_t count, Rng& rng) const {
+  // The chain runs in 128 bits and each level is then clamped to INTEGER's
+  // range: post-processing, and never an error (an error would depend on the
+  // count). |noise| < 2^62 per level, so 16 levels cannot overflow 128 bits.
   std::vector<std::int64_t> r(alphas_.size());
-  auto add = [](std::int64_t a, std::int64_t b) {
-    std::int64_t s;
-    if (__builtin_add_overflow(a, b, &s)) throw std::overflow_error("count plus noise overflows INTEGER");
-    return s;
+  __int128 level = static_cast<__int128>(count) + noise_[0](rng);
+  auto clamp = [](__int128 v) {
+    return static_cast<std::int64_t>(std::clamp<__int128>(v, INT64_MIN, INT64_MAX));
   };
-  r[0] = add(count, noise_[0](rng));
-  for (std::size_t i = 1; i < alphas_.size(); ++i)
-    r[i] = bernoulli(rng, keep_[i - 1]) ? r[i - 1] : add(r[i - 1], noise_[i](rng));
+  r[0] = clamp(level);
+  for (std::size_t i = 1; i < alphas_.size(); ++i) {
+    if (!bernoulli(rng, keep_[i - 1])) level += noise_[i](rng);
+    r[i] = clamp(level);
+  }
   return r;
 }
 

@@ -399,3 +399,18 @@ TEST(Levels, KeepFractionWithinItsBound) {
   }
   EXPECT_LT(gamma(9) + kUlp128, Rational(mp::cpp_int(1), mp::cpp_int(1) << 109));
 }
+
+// A count at the end of INTEGER's range: the levels saturate, never fail (a
+// failure would depend on the count).
+TEST(Levels, ExtremeCountsSaturateInsteadOfFailing) {
+  SeededRng rng(5);
+  const LevelChain chain({0.5, 0.9});
+  for (int i = 0; i < 200; ++i) {
+    for (std::int64_t count : {std::numeric_limits<std::int64_t>::max(), std::numeric_limits<std::int64_t>::min()}) {
+      std::vector<std::int64_t> r;
+      ASSERT_NO_THROW(r = chain.release(count, rng));
+      ASSERT_EQ(r.size(), 2u);
+      for (std::int64_t v : r) EXPECT_LE(std::abs(static_cast<double>(v) - static_cast<double>(count)), 1e6);
+    }
+  }
+}
