@@ -34,6 +34,7 @@ class Connection {
   static Connection* for_db(sqlite3* db);
   ~Connection();
 
+  sqlite3* db() const { return db_; }
   // The noise source: the OS CSPRNG unless dp_seed(n) chose a seeded one.
   Rng& rng() { return seeded_ ? static_cast<Rng&>(*seeded_) : os_; }
   // Throws if a ledger is attached and seed is set (a known seed makes the noise predictable).

@@ -49,6 +49,8 @@ void (*private_count_levels_final(int k))(sqlite3_context*);
 void private_count_levels_of_step(sqlite3_context* ctx, int argc, sqlite3_value** argv);
 void (*private_count_levels_of_final(int k))(sqlite3_context*);
 extern const TableFunction kReleaseLevels;
+// grouped.cpp
+extern const TableFunction kPrivateGroups;
 
 // budget.cpp: the privacy ledger
 void dp_ledger_attach_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);

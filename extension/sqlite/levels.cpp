@@ -158,6 +158,6 @@ void (*private_count_levels_of_final(int k))(sqlite3_context*) {
 }
 
 const TableFunction kReleaseLevels{"release_levels", "level INTEGER, alpha REAL, released INTEGER", 3,
-                                   {"value", "n", "alphas"}, 3, open_release_levels, /*random=*/true};
+                                   {"value", "n", "alphas"}, 3, open_release_levels, /*random=*/true, /*release=*/true};
 
 }  // namespace optdp::sql

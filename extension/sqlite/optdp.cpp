@@ -85,7 +85,7 @@ constexpr const char* kSum45[] = {"eps", "lower", "upper", "cost"};
 
 // Every table-valued function (eponymous virtual table).
 const TableFunction* const kTables[] = {&kGeometricMatrix, &kDerivationMatrix, &kStaircasePmf, &kOptimalRemap,
-                                        &kOptimalMechanism, &kMinimaxRemap, &kMinimaxMechanism, &kReleaseLevels,
+                                        &kOptimalMechanism, &kMinimaxRemap, &kMinimaxMechanism, &kReleaseLevels, &kPrivateGroups,
                                         &kLedgerEntries};
 
 // Registers one function holding a reference to conn; on failure SQLite has

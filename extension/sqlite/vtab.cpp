@@ -5,6 +5,7 @@
 
 #include "sqlite/args.hpp"
 #include "sqlite/connection.hpp"
+#include "sqlite/params.hpp"
 
 namespace optdp::sql {
 
@@ -144,6 +145,7 @@ int x_filter(sqlite3_vtab_cursor* base, int idx, const char*, int argc, sqlite3_
       cur->args[k] = std::move(v);
     }
     cur->args.resize(fn.params.size());
+    if (fn.release) check_release_shape(vtab->module->conn->db(), fn.name, fn.params);
     cur->rows = fn.open(params.data(), *vtab->module->conn);
     return SQLITE_OK;
   } catch (const std::bad_alloc&) {

@@ -46,6 +46,10 @@ struct TableFunction {
   // Randomised (draws noise): not SQLITE_VTAB_INNOCUOUS, so it cannot run from
   // views or triggers of an untrusted schema.
   bool random = false;
+  // Releases (and charges) once per scan: must be alone in the FROM clause of
+  // a top-level SELECT (check_release_shape, params.hpp), so that SQLite runs
+  // that scan exactly once per execution, whatever the data.
+  bool release = false;
 };
 
 // Registers fn as an eponymous-only module on db; conn is shared user data.

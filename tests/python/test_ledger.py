@@ -385,11 +385,14 @@ class TestLedgerCharges(LedgerTestCase):
         rows, new = self.charged("select * from release_levels(3, 10, '[0.2, 0.5, 0.9]')")
         self.assertEqual(len(rows), 3)  # one row per level, one charge per call
         self.assertEqual(new, [("release_levels", eps, charge_units(eps))])
-        # A call per row of the left side: three calls, three charges.
-        rows, new = self.charged(
-            "select * from (values (1), (2), (3)) a, release_levels(a.column1, 10, '[0.2, 0.5]')")
-        self.assertEqual(len(rows), 6)
-        self.assertEqual(new, [("release_levels", eps, charge_units(eps))] * 3)
+        # In a join SQLite would run it once per row of the left side, so the
+        # number of charges would count those rows: refused, nothing charged.
+        for sql in ("select * from (values (1), (2), (3)) a, release_levels(a.column1, 10, '[0.2, 0.5]')",
+                    "select * from (values (1)) a, release_levels(3, 10, '[0.2, 0.5]')",
+                    "select * from release_levels(3, 10, '[0.2, 0.5]') where level = 1"):
+            with self.assertRaisesRegex(sqlite3.OperationalError, "^release_levels: must be the only table"):
+                self.charged(sql)
+            self.assertEqual(self.one("select count(*) from dp_ledger_entries where function = 'release_levels'"), 1)
 
     def test_k_groups_cost_k_eps(self):
         self.db.execute("create table s(x, g)")

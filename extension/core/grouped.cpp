@@ -1,0 +1,222 @@
+// Grouped releases by privacy unit: options, the plan of the noise, the
+// bounding accumulator and the release of one key (core/grouped.hpp; the
+// derivation of every sensitivity is in docs/grouped.md).
+#include "core/grouped.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "core/format.hpp"
+#include "core/privacy.hpp"
+
+namespace optdp {
+
+namespace {
+
+constexpr const char* kOptionNames = "max_groups, max_rows, lower, upper, delta";
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ','; }
+
+double parse_number(std::string_view name, std::string_view value) {
+  const std::string s(value);
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(v) || s.find_first_of("xXnN") != std::string::npos)
+    throw std::invalid_argument("option " + std::string(name) + " must be a finite number, but is " +
+                                quote_text(value));
+  return v;
+}
+
+std::int64_t parse_count(std::string_view name, std::string_view value, std::int64_t max) {
+  const double v = parse_number(name, value);
+  if (!(v >= 1 && v <= static_cast<double>(max) && v == std::floor(v)))
+    throw std::invalid_argument("option " + std::string(name) + " must be an integer in [1, " + std::to_string(max) +
+                                "], but is " + quote_text(value));
+  return static_cast<std::int64_t>(v);
+}
+
+}  // namespace
+
+GroupedOptions parse_grouped_options(std::string_view text) {
+  GroupedOptions o;
+  bool seen[5] = {};
+  std::size_t i = 0;
+  while (true) {
+    while (i < text.size() && is_space(text[i])) ++i;
+    if (i == text.size()) break;
+    std::size_t j = i;
+    while (j < text.size() && !is_space(text[j])) ++j;
+    const std::string_view item = text.substr(i, j - i);
+    i = j;
+    const std::size_t eq = item.find('=');
+    if (eq == std::string_view::npos)
+      throw std::invalid_argument("options must be name=value items (" + std::string(kOptionNames) +
+                                  "), but has " + quote_text(item));
+    const std::string_view name = item.substr(0, eq), value = item.substr(eq + 1);
+    int k;
+    if (name == "max_groups") k = 0;
+    else if (name == "max_rows") k = 1;
+    else if (name == "lower") k = 2;
+    else if (name == "upper") k = 3;
+    else if (name == "delta") k = 4;
+    else
+      throw std::invalid_argument("options: unknown option " + quote_text(name) + " (known: " + kOptionNames + ")");
+    if (seen[k]) throw std::invalid_argument("options: " + std::string(name) + " is given twice");
+    seen[k] = true;
+    switch (k) {
+      case 0: o.max_groups = parse_count(name, value, GroupedOptions::kMaxGroups); break;
+      case 1: o.max_rows = parse_count(name, value, GroupedOptions::kMaxRows); break;
+      case 2: o.lower = parse_number(name, value); break;
+      case 3: o.upper = parse_number(name, value); break;
+      default: o.delta = parse_number(name, value); break;
+    }
+  }
+  return o;
+}
+
+double divide_down(double x, double n) {
+  double q = x / n;
+  if (std::fma(q, n, -x) > 0) q = std::nextafter(q, 0.0);
+  return q;
+}
+
+namespace {
+
+// The count sampler: alpha = e^-(eps_part / (2 G R)), eps rounded down before
+// alpha_of_epsilon rounds alpha up.
+TwoSidedGeometric make_count(double eps_part, std::int64_t G, std::int64_t R) {
+  const double eps = divide_down(eps_part, 2.0 * static_cast<double>(G) * static_cast<double>(R));
+  if (!(eps >= 0x1p-30))
+    throw std::invalid_argument("epsilon / (" + std::string("parts * 2 * max_groups * max_rows") +
+                                ") must be at least 2^-30 (the counts' noise would not fit 64 bits), but is " +
+                                format_double(eps));
+  return TwoSidedGeometric(alpha_of_epsilon(eps, "epsilon"));
+}
+
+}  // namespace
+
+GroupedPlan::GroupedPlan(double epsilon, const GroupedOptions& o, bool has_value, bool private_keys)
+    : epsilon_(epsilon),
+      G_(o.max_groups),
+      R_(o.max_rows),
+      has_value_(has_value),
+      parts_(1 + (has_value ? 1 : 0) + (private_keys ? 1 : 0)),
+      eps_part_((check_positive(epsilon, "epsilon"), divide_down(epsilon, parts_))),
+      count_(make_count(eps_part_, G_, R_)) {
+  if (has_value) {
+    if (!o.lower || !o.upper)
+      throw std::invalid_argument(
+          "options lower and upper are required when the query returns a value (a third column), but " +
+          std::string(!o.lower ? "lower" : "upper") + " is missing");
+    lower_ = *o.lower;
+    upper_ = *o.upper;
+    if (!(lower_ < upper_))
+      throw std::invalid_argument("option lower must be less than upper, but is " + format_double(lower_) +
+                                  " (upper " + format_double(upper_) + ")");
+    const double R = static_cast<double>(R_);
+    if (!std::isfinite(R * lower_) || !std::isfinite(R * upper_) || !std::isfinite(R * upper_ - R * lower_))
+      throw std::invalid_argument("max_rows * (upper - lower) must be finite, but is " +
+                                  format_double(R * upper_ - R * lower_));
+    sum_eps_key_ = divide_down(eps_part_, 2.0 * static_cast<double>(G_));
+    // The grid of a key's total, [R lower, R upper]; rows are quantized with its
+    // step, so one unit's kept rows move a key's integer sum by at most
+    // R * max(upper_q - lower_q, |lower_q|, |upper_q|).
+    grid_ = make_grid(sum_eps_key_, R * lower_, R * upper_, "max_rows * (upper - lower)");
+    grid_.lower_q = round_to_int64(lower_ * grid_.inv_g);
+    grid_.upper_q = round_to_int64(upper_ * grid_.inv_g);
+    if (grid_.lower_q == grid_.upper_q)
+      throw std::invalid_argument("upper - lower must be at least one grid step (" + format_double(grid_.g) +
+                                  "), but is " + format_double(upper_ - lower_));
+    D_key_ = R_ * grid_.D();
+    stair_.emplace(sum_eps_key_, D_key_, IntegerStaircase::optimal_r(sum_eps_key_, D_key_, Cost::L1));
+  } else if (o.lower || o.upper) {
+    throw std::invalid_argument("options lower and upper apply only when the query returns a value (a third column)");
+  }
+  if (private_keys) {
+    if (!o.delta)
+      throw std::invalid_argument(
+          "private keys (no keys query) are released by partition selection, which needs option delta > 0; "
+          "give delta=... or a query of public keys");
+    delta_ = *o.delta;
+    try {
+      selection_.emplace(eps_part_, delta_, 2 * G_);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string("partition selection over 2 * max_groups keys at epsilon / ") +
+                                  std::to_string(parts_) + ": " + e.what());
+    }
+  } else if (o.delta) {
+    throw std::invalid_argument("option delta applies only to private keys (no keys query); public keys need none");
+  }
+}
+
+GroupedAccumulator::GroupedAccumulator(const GroupedPlan& plan)
+    : plan_(plan), R_(static_cast<std::size_t>(plan.max_rows())) {}
+
+void GroupedAccumulator::reserve_keys(std::size_t n) {
+  if (n > totals_.size()) {
+    totals_.resize(n);
+    cell_of_key_.resize(n, -1);
+  }
+}
+
+void GroupedAccumulator::add(std::uint32_t key, std::int64_t q, Rng& rng) {
+  std::int32_t c = cell_of_key_[key];
+  if (c < 0) {
+    c = static_cast<std::int32_t>(cells_.size());
+    cell_of_key_[key] = c;
+    cells_.push_back(Cell{key, 0, pool_.size()});
+    pool_.resize(pool_.size() + R_);
+  }
+  Cell& cell = cells_[static_cast<std::size_t>(c)];
+  const std::int64_t seen = cell.rows++;
+  if (static_cast<std::size_t>(seen) < R_) {
+    pool_[cell.first + static_cast<std::size_t>(seen)] = q;
+  } else if (plan_.has_value()) {
+    // Reservoir sampling: the (seen+1)-th row replaces a uniform slot with probability R / (seen + 1).
+    const std::uint64_t j = rng.below(static_cast<std::uint64_t>(seen) + 1);
+    if (j < R_) pool_[cell.first + j] = q;
+  }
+}
+
+void GroupedAccumulator::end_unit(Rng& rng) {
+  const std::size_t m = cells_.size();
+  const std::size_t G = static_cast<std::size_t>(plan_.max_groups());
+  const std::size_t keep = m < G ? m : G;
+  if (m > G)  // a uniform G-subset: the first G of a partial Fisher-Yates shuffle
+    for (std::size_t i = 0; i < G; ++i) std::swap(cells_[i], cells_[i + rng.below(m - i)]);
+  for (std::size_t i = 0; i < keep; ++i) {
+    const Cell& cell = cells_[i];
+    Totals& t = totals_[cell.key];
+    const std::size_t n = static_cast<std::size_t>(cell.rows) < R_ ? static_cast<std::size_t>(cell.rows) : R_;
+    t.units += 1;
+    t.rows += static_cast<std::int64_t>(n);
+    for (std::size_t k = 0; k < n; ++k) t.sum += pool_[cell.first + k];
+  }
+  for (const Cell& cell : cells_) cell_of_key_[cell.key] = -1;
+  cells_.clear();
+  pool_.clear();
+}
+
+std::optional<GroupedRelease> release_key(const GroupedPlan& plan, const GroupedAccumulator::Totals& t, Rng& rng) {
+  if (const PartitionSelection* s = plan.selection(); s && !s->keep(t.units, rng)) return std::nullopt;
+  GroupedRelease r;
+  const __int128 count = static_cast<__int128>(t.rows) + plan.count_noise(rng);
+  constexpr __int128 kMax = std::numeric_limits<std::int64_t>::max(), kMin = std::numeric_limits<std::int64_t>::min();
+  r.count = static_cast<std::int64_t>(count > kMax ? kMax : (count < kMin ? kMin : count));
+  if (plan.has_value()) {
+    const __int128 sum = t.sum + plan.sum_noise(rng);
+    r.sum = static_cast<double>(sum) * plan.grid_step();
+    if (r.count > 0) {
+      const double mean = r.sum / static_cast<double>(r.count);
+      r.mean = mean < plan.lower() ? plan.lower() : (mean > plan.upper() ? plan.upper() : mean);
+    }
+  }
+  return r;
+}
+
+}  // namespace optdp

@@ -1,0 +1,151 @@
+// optdp core: grouped releases by privacy unit (docs/grouped.md).
+//
+// A grouped release reads rows (unit, key[, value]) whose units arrive one
+// after another (all rows of a unit together) and publishes, for each key, a
+// noisy count of rows, and with values a noisy sum and their mean. The whole
+// release is (epsilon, delta)-DP for neighbouring inputs that differ by one
+// unit with all its rows, added, removed or replaced by another unit's rows.
+//
+// Contribution bounding (done here, never trusted from the caller):
+//  - each unit keeps at most G = max_groups of its distinct keys, chosen
+//    uniformly at random;
+//  - in each kept key at most R = max_rows of its rows, chosen uniformly at
+//    random; each kept row's value is clamped into [lower, upper].
+// So one unit moves at most G keys, each key's count by at most R and its sum
+// by at most R * max(upper - lower, |lower|, |upper|) (a replaced unit moves
+// at most 2G keys: its own and its replacement's).
+//
+// Budget: epsilon is split evenly between the parts that run: the counts, the
+// sums (with values), and partition selection (private keys). Each part is
+// calibrated for 2G keys moved, so it holds for replacement as well as for
+// addition or removal:
+//  - counts: two-sided geometric noise, alpha = e^-(eps_part / (2 G R));
+//  - sums: the integer staircase at eps_part / (2G) per key, on the
+//    power-of-two grid of [R lower, R upper] (core/staircase.hpp);
+//  - selection: PartitionSelection(eps_part, delta, 2G) on each key's number
+//    of units (core/partition.hpp).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/partition.hpp"
+#include "core/rng.hpp"
+#include "core/samplers.hpp"
+#include "core/staircase.hpp"
+
+namespace optdp {
+
+struct GroupedOptions {
+  static constexpr std::int64_t kMaxGroups = 10000;
+  static constexpr std::int64_t kMaxRows = 1000;
+  std::int64_t max_groups = 1;
+  std::int64_t max_rows = 1;
+  std::optional<double> lower, upper;
+  std::optional<double> delta;
+};
+
+// Parses "name=value, name=value" (commas or spaces between; names
+// max_groups, max_rows, lower, upper, delta; each at most once). NULL or ""
+// gives the defaults. Throws std::invalid_argument naming the option.
+GroupedOptions parse_grouped_options(std::string_view text);
+
+// The noise of one release, fixed from its public parameters before any row.
+class GroupedPlan {
+ public:
+  // has_value: the rows carry a value (sums and means are released);
+  // private_keys: keys are selected from the data (needs options.delta).
+  // Throws std::invalid_argument for a bad or missing parameter.
+  GroupedPlan(double epsilon, const GroupedOptions& options, bool has_value, bool private_keys);
+
+  double epsilon() const { return epsilon_; }
+  double delta() const { return delta_; }
+  std::int64_t max_groups() const { return G_; }
+  std::int64_t max_rows() const { return R_; }
+  bool has_value() const { return has_value_; }
+  bool private_keys() const { return selection_.has_value(); }
+  int parts() const { return parts_; }
+  double part_epsilon() const { return eps_part_; }
+  double count_alpha() const { return count_.alpha(); }
+  double sum_epsilon_per_key() const { return sum_eps_key_; }
+  double lower() const { return lower_; }
+  double upper() const { return upper_; }
+  // The grid of the sums: a row's value is round(clamp(v, lower, upper) / g).
+  double grid_step() const { return grid_.g; }
+  std::int64_t quantize(double v) const { return grid_.quantize(v, lower_, upper_); }
+  // The sensitivity of one key's integer sum, in grid steps.
+  std::int64_t sum_sensitivity() const { return D_key_; }
+  const PartitionSelection* selection() const { return selection_ ? &*selection_ : nullptr; }
+
+  std::int64_t count_noise(Rng& rng) const { return count_(rng); }
+  std::int64_t sum_noise(Rng& rng) const { return stair_ ? (*stair_)(rng) : 0; }
+
+ private:
+  double epsilon_, delta_ = 0;
+  std::int64_t G_, R_;
+  bool has_value_;
+  int parts_;
+  double eps_part_, sum_eps_key_ = 0;
+  double lower_ = 0, upper_ = 0;
+  Grid grid_;
+  std::int64_t D_key_ = 0;
+  TwoSidedGeometric count_;
+  std::optional<IntegerStaircase> stair_;
+  std::optional<PartitionSelection> selection_;
+};
+
+// x / n rounded down (never above the exact quotient), for splitting a budget.
+double divide_down(double x, double n);
+
+// The exact, bounded totals of each key (keys are indices 0..keys-1 that the
+// caller assigns). Rows arrive unit by unit: add() for each row of the
+// current unit, end_unit() after its last row.
+class GroupedAccumulator {
+ public:
+  explicit GroupedAccumulator(const GroupedPlan& plan);
+
+  struct Totals {
+    std::uint64_t units = 0;  // units that kept this key
+    std::int64_t rows = 0;    // kept rows
+    __int128 sum = 0;         // kept rows' grid values
+  };
+
+  // Makes room for keys 0..n-1 (n only grows).
+  void reserve_keys(std::size_t n);
+  // One row of the current unit in key `key` (< reserved keys) with grid value q (0 without values).
+  void add(std::uint32_t key, std::int64_t q, Rng& rng);
+  // Bounds the current unit's contribution and adds it to the totals.
+  void end_unit(Rng& rng);
+
+  const std::vector<Totals>& totals() const { return totals_; }
+
+ private:
+  struct Cell {
+    std::uint32_t key;
+    std::int64_t rows;   // rows seen in this key
+    std::size_t first;   // its R reservoir slots in pool_
+  };
+  const GroupedPlan& plan_;
+  std::size_t R_;
+  std::vector<Totals> totals_;
+  std::vector<std::int32_t> cell_of_key_;  // -1, or the current unit's cell of the key
+  std::vector<Cell> cells_;
+  std::vector<std::int64_t> pool_;
+};
+
+// One released key's values.
+struct GroupedRelease {
+  std::int64_t count;          // kept rows + noise (saturating)
+  double sum = 0;              // (sum + noise) * g
+  std::optional<double> mean;  // clamp(sum / count, lower, upper) when count > 0
+};
+
+// Releases key `totals` under plan: for private keys first the selection test
+// (std::nullopt: not released), then the noise. Draws noise from rng.
+std::optional<GroupedRelease> release_key(const GroupedPlan& plan, const GroupedAccumulator::Totals& totals,
+                                          Rng& rng);
+
+}  // namespace optdp

@@ -1,0 +1,319 @@
+// private_groups: a grouped release by privacy unit (core/grouped.hpp,
+// docs/grouped.md), a table function that owns the whole pipeline.
+//
+//   SELECT * FROM private_groups(rows_query, epsilon [, options [, keys_query]])
+//     -> one row (key, count, sum, mean) per released key, sorted by key
+//
+// rows_query returns (unit, key) or (unit, key, value) and must end with
+// ORDER BY 1, so that each unit's rows arrive together; units are INTEGERs
+// (rows whose unit is not an INTEGER are skipped). keys_query returns one
+// column of public keys; without it, keys are chosen by partition selection.
+// Only the two queries given as arguments are prepared and run.
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/grouped.hpp"
+#include "core/privacy.hpp"
+#include "sqlite/args.hpp"
+#include "sqlite/connection.hpp"
+#include "sqlite/functions.hpp"
+#include "sqlite/sql_text.hpp"
+#include "sqlite/vtab.hpp"
+
+namespace optdp::sql {
+
+namespace {
+
+constexpr const char* kName = "private_groups";
+
+// A key's identity, as GROUP BY sees it: numbers by value (an integral REAL
+// is the INTEGER of that value), text and blobs by their bytes.
+struct KeyView {
+  int type;  // SQLITE_NULL, SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT or SQLITE_BLOB
+  std::int64_t i = 0;
+  double d = 0;
+  std::string_view bytes;
+};
+
+KeyView key_of(sqlite3_value* v) {
+  KeyView k{sqlite3_value_type(v), 0, 0, {}};
+  switch (k.type) {
+    case SQLITE_INTEGER: k.i = sqlite3_value_int64(v); break;
+    case SQLITE_FLOAT: {
+      k.d = sqlite3_value_double(v);
+      if (k.d >= -0x1p63 && k.d < 0x1p63 && k.d == static_cast<double>(static_cast<std::int64_t>(k.d))) {
+        k.type = SQLITE_INTEGER;
+        k.i = static_cast<std::int64_t>(k.d);
+      }
+      break;
+    }
+    case SQLITE_TEXT: {
+      const auto* p = reinterpret_cast<const char*>(sqlite3_value_text(v));
+      k.bytes = std::string_view(p ? p : "", static_cast<std::size_t>(sqlite3_value_bytes(v)));
+      break;
+    }
+    case SQLITE_BLOB: {
+      const auto* p = static_cast<const char*>(sqlite3_value_blob(v));
+      k.bytes = std::string_view(p ? p : "", static_cast<std::size_t>(sqlite3_value_bytes(v)));
+      break;
+    }
+    default: break;
+  }
+  return k;
+}
+
+struct Key {
+  int type;
+  std::int64_t i;
+  double d;
+  std::string bytes;
+  KeyView view() const { return KeyView{type, i, d, bytes}; }
+};
+
+struct KeyHash {
+  using is_transparent = void;
+  std::size_t operator()(const KeyView& k) const {
+    std::size_t h = std::hash<int>()(k.type);
+    if (k.type == SQLITE_INTEGER) h ^= std::hash<std::int64_t>()(k.i) * 0x9e3779b97f4a7c15ull;
+    else if (k.type == SQLITE_FLOAT) h ^= std::hash<double>()(k.d) * 0x9e3779b97f4a7c15ull;
+    else h ^= std::hash<std::string_view>()(k.bytes) * 0x9e3779b97f4a7c15ull;
+    return h;
+  }
+  std::size_t operator()(const Key& k) const { return (*this)(k.view()); }
+};
+struct KeyEqual {
+  using is_transparent = void;
+  static bool same(const KeyView& a, const KeyView& b) {
+    if (a.type != b.type) return false;
+    if (a.type == SQLITE_INTEGER) return a.i == b.i;
+    if (a.type == SQLITE_FLOAT) return a.d == b.d;
+    return a.bytes == b.bytes;
+  }
+  bool operator()(const KeyView& a, const KeyView& b) const { return same(a, b); }
+  bool operator()(const Key& a, const KeyView& b) const { return same(a.view(), b); }
+  bool operator()(const KeyView& a, const Key& b) const { return same(a, b.view()); }
+  bool operator()(const Key& a, const Key& b) const { return same(a.view(), b.view()); }
+};
+
+// SQLite's order (BINARY collation): NULL, numbers, text, blobs.
+int rank(int type) { return type == SQLITE_NULL ? 0 : (type == SQLITE_TEXT ? 2 : (type == SQLITE_BLOB ? 3 : 1)); }
+bool key_less(const Key& a, const Key& b) {
+  if (rank(a.type) != rank(b.type)) return rank(a.type) < rank(b.type);
+  switch (rank(a.type)) {
+    case 0: return false;
+    case 1: {
+      if (a.type == SQLITE_INTEGER && b.type == SQLITE_INTEGER) return a.i < b.i;
+      const long double x = a.type == SQLITE_INTEGER ? static_cast<long double>(a.i) : a.d;
+      const long double y = b.type == SQLITE_INTEGER ? static_cast<long double>(b.i) : b.d;
+      return x < y;
+    }
+    default: {
+      const int c = std::memcmp(a.bytes.data(), b.bytes.data(), std::min(a.bytes.size(), b.bytes.size()));
+      return c != 0 ? c < 0 : a.bytes.size() < b.bytes.size();
+    }
+  }
+}
+
+struct StmtDeleter {
+  void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
+};
+using Stmt = std::unique_ptr<sqlite3_stmt, StmtDeleter>;
+
+// Prepares the single read-only statement `text` given as argument `what`.
+Stmt prepare_query(sqlite3* db, std::string_view text, const char* what) {
+  sqlite3_stmt* raw = nullptr;
+  const char* tail = nullptr;
+  if (sqlite3_prepare_v3(db, text.data(), static_cast<int>(text.size()), 0, &raw, &tail) != SQLITE_OK)
+    throw std::invalid_argument(std::string(what) + " does not prepare: " + sqlite3_errmsg(db));
+  Stmt s(raw);
+  if (!s) throw std::invalid_argument(std::string(what) + " must be a query, but is empty");
+  const std::string_view rest(tail, static_cast<std::size_t>(text.data() + text.size() - tail));
+  for (const Token& t : tokenize(rest))
+    if (!(t.kind == Token::Punct && rest[t.begin] == ';'))
+      throw std::invalid_argument(std::string(what) + " must be one statement, but has more after it");
+  if (!sqlite3_stmt_readonly(s.get()))
+    throw std::invalid_argument(std::string(what) + " must be a read-only query (SELECT)");
+  return s;
+}
+
+// Whether the query text ends with ORDER BY 1 [ASC] at depth 0.
+bool ends_with_order_by_1(std::string_view q) {
+  std::vector<Token> t = tokenize(q);
+  while (!t.empty() && t.back().kind == Token::Punct && q[t.back().begin] == ';') t.pop_back();
+  auto word = [&](std::size_t k, const char* w) {
+    if (t[k].kind != Token::Word || t[k].end - t[k].begin != std::strlen(w)) return false;
+    for (std::size_t j = 0; w[j]; ++j)
+      if (std::tolower(static_cast<unsigned char>(q[t[k].begin + j])) != w[j]) return false;
+    return true;
+  };
+  std::size_t n = t.size();
+  if (n > 0 && word(n - 1, "asc")) --n;
+  if (n < 3 || !word(n - 3, "order") || !word(n - 2, "by")) return false;
+  const Token& one = t[n - 1];
+  if (!(one.kind == Token::Number && one.end == one.begin + 1 && q[one.begin] == '1')) return false;
+  int depth = 0;
+  for (std::size_t k = 0; k < n - 3; ++k) {
+    if (t[k].kind == Token::Punct && q[t[k].begin] == '(') ++depth;
+    if (t[k].kind == Token::Punct && q[t[k].begin] == ')') --depth;
+  }
+  return depth == 0;
+}
+
+// A row's value as sum() reads it (numeric affinity; anything else is 0).
+double value_of(sqlite3_value* x) {
+  const int t = sqlite3_value_type(x);
+  if (t == SQLITE_FLOAT || t == SQLITE_INTEGER) return sqlite3_value_double(x);
+  sqlite3_value_numeric_type(x);
+  const double v = sqlite3_value_double(x);
+  return v == v ? v : 0.0;
+}
+
+class ReleasedRows final : public RowSource {
+ public:
+  struct Row {
+    Key key;
+    GroupedRelease r;
+  };
+  ReleasedRows(std::vector<Row> rows, bool has_value) : rows_(std::move(rows)), has_value_(has_value) {}
+  bool eof() const override { return i_ >= rows_.size(); }
+  void next() override { ++i_; }
+  void column(sqlite3_context* ctx, int c) const override {
+    const Row& row = rows_[i_];
+    switch (c) {
+      case 0: {
+        const Key& k = row.key;
+        if (k.type == SQLITE_INTEGER) sqlite3_result_int64(ctx, k.i);
+        else if (k.type == SQLITE_FLOAT) sqlite3_result_double(ctx, k.d);
+        else if (k.type == SQLITE_TEXT)
+          sqlite3_result_text(ctx, k.bytes.data(), static_cast<int>(k.bytes.size()), SQLITE_TRANSIENT);
+        else if (k.type == SQLITE_BLOB)
+          sqlite3_result_blob(ctx, k.bytes.data(), static_cast<int>(k.bytes.size()), SQLITE_TRANSIENT);
+        else sqlite3_result_null(ctx);
+        break;
+      }
+      case 1: sqlite3_result_int64(ctx, row.r.count); break;
+      case 2:
+        if (has_value_) sqlite3_result_double(ctx, row.r.sum);
+        else sqlite3_result_null(ctx);
+        break;
+      default:
+        if (row.r.mean) sqlite3_result_double(ctx, *row.r.mean);
+        else sqlite3_result_null(ctx);
+        break;
+    }
+  }
+
+ private:
+  std::vector<Row> rows_;
+  bool has_value_;
+  std::size_t i_ = 0;
+};
+
+std::unique_ptr<RowSource> open_private_groups(sqlite3_value** argv, Connection& conn) {
+  sqlite3* db = conn.db();
+  // Parameters first, all from the arguments alone.
+  const std::string query(text_arg(argv[0], "rows_query", "a query returning (unit, key[, value]) ORDER BY 1"));
+  const double epsilon = number_arg(argv[1], "epsilon");
+  check_positive(epsilon, "epsilon");
+  GroupedOptions options;
+  if (argv[2] && sqlite3_value_type(argv[2]) != SQLITE_NULL)
+    options = parse_grouped_options(text_arg(argv[2], "options", "text 'name=value, ...'"));
+  const bool private_keys = !argv[3] || sqlite3_value_type(argv[3]) == SQLITE_NULL;
+  std::string keys_query;
+  if (!private_keys) keys_query = text_arg(argv[3], "keys_query", "a query returning one column of keys, or NULL");
+
+  Stmt rows = prepare_query(db, query, "rows_query");
+  const int columns = sqlite3_column_count(rows.get());
+  if (columns != 2 && columns != 3)
+    throw std::invalid_argument("rows_query must return 2 columns (unit, key) or 3 (unit, key, value), but returns " +
+                                std::to_string(columns));
+  if (!ends_with_order_by_1(query))
+    throw std::invalid_argument("rows_query must end with ORDER BY 1 (its unit column), so that each unit's rows "
+                                "arrive together");
+  const bool has_value = columns == 3;
+  const GroupedPlan plan(epsilon, options, has_value, private_keys);
+
+  std::unordered_map<Key, std::uint32_t, KeyHash, KeyEqual> index;
+  std::vector<Key> keys;
+  GroupedAccumulator acc(plan);
+  Rng& rng = conn.rng();
+  if (!private_keys) {
+    Stmt ks = prepare_query(db, keys_query, "keys_query");
+    if (sqlite3_column_count(ks.get()) != 1)
+      throw std::invalid_argument("keys_query must return 1 column, but returns " +
+                                  std::to_string(sqlite3_column_count(ks.get())));
+    int rc;
+    while ((rc = sqlite3_step(ks.get())) == SQLITE_ROW) {
+      const KeyView k = key_of(sqlite3_column_value(ks.get(), 0));
+      if (index.find(k) != index.end()) continue;
+      index.emplace(Key{k.type, k.i, k.d, std::string(k.bytes)}, static_cast<std::uint32_t>(keys.size()));
+      keys.push_back(Key{k.type, k.i, k.d, std::string(k.bytes)});
+    }
+    if (rc != SQLITE_DONE) throw std::runtime_error(std::string("keys_query failed: ") + sqlite3_errmsg(db));
+    acc.reserve_keys(keys.size());
+  }
+
+  // Stream the rows unit by unit.
+  bool in_unit = false;
+  std::int64_t unit = 0;
+  int rc;
+  sqlite3_stmt* s = rows.get();
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+    sqlite3_value* u = sqlite3_column_value(s, 0);
+    if (sqlite3_value_type(u) != SQLITE_INTEGER) continue;
+    const std::int64_t id = sqlite3_value_int64(u);
+    if (in_unit && id != unit) {
+      // ORDER BY 1 sorts INTEGERs by value whatever the column's collation, so
+      // this cannot fail; if it did, a unit could contribute twice.
+      if (id < unit) throw std::logic_error("rows_query returned its units out of order");
+      acc.end_unit(rng);
+    }
+    in_unit = true;
+    unit = id;
+    std::int64_t q = 0;
+    if (has_value) {
+      sqlite3_value* x = sqlite3_column_value(s, 2);
+      if (sqlite3_value_type(x) == SQLITE_NULL) continue;  // as avg() skips NULLs
+      q = plan.quantize(value_of(x));
+    }
+    const KeyView k = key_of(sqlite3_column_value(s, 1));
+    auto it = index.find(k);
+    if (it == index.end()) {
+      if (!private_keys) continue;  // not a public key: dropped
+      const auto idx = static_cast<std::uint32_t>(keys.size());
+      it = index.emplace(Key{k.type, k.i, k.d, std::string(k.bytes)}, idx).first;
+      keys.push_back(Key{k.type, k.i, k.d, std::string(k.bytes)});
+      acc.reserve_keys(keys.size());
+    }
+    acc.add(it->second, q, rng);
+  }
+  if (rc != SQLITE_DONE) throw std::runtime_error(std::string("rows_query failed: ") + sqlite3_errmsg(db));
+  rows.reset();
+  if (in_unit) acc.end_unit(rng);
+  acc.reserve_keys(keys.size());
+
+  // Release in key order (never in the order the data met them).
+  std::vector<std::uint32_t> order(keys.size());
+  for (std::uint32_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return key_less(keys[a], keys[b]); });
+  std::vector<ReleasedRows::Row> out;
+  for (const std::uint32_t k : order)
+    if (auto r = release_key(plan, acc.totals()[k], rng)) out.push_back({std::move(keys[k]), *r});
+  // One charge for the whole release; nothing is returned if it is refused.
+  conn.charge(kName, epsilon, plan.delta(), static_cast<std::int64_t>(out.size()));
+  return std::make_unique<ReleasedRows>(std::move(out), has_value);
+}
+
+}  // namespace
+
+const TableFunction kPrivateGroups{kName, "key, count INTEGER, sum REAL, mean REAL", 4,
+                                   {"rows_query", "epsilon", "options", "keys_query"}, 2, open_private_groups,
+                                   /*random=*/true, /*release=*/true};
+
+}  // namespace optdp::sql
