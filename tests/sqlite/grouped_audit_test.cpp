@@ -1,0 +1,400 @@
+// private_groups, statistically, through SQL (docs/audit.md, "Grouped
+// releases"): every release is a seeded SELECT * FROM private_groups(...) on an
+// in-memory database with the module loaded.
+//
+//  - GroupedAudit.*: the paired-neighbour empirical epsilon audit
+//    (tests/common/audit.hpp) on databases that differ by one WHOLE unit (all
+//    its rows, over several keys; added/removed, or replaced), with public and
+//    with private keys. A release is mapped to a fixed vector: for each key of
+//    a known universe its count (and sum), or a sentinel when the key is not
+//    released. For private keys the bound is (eps, delta): the Clopper-Pearson
+//    lower bound on P[M(D) in S] is lowered by delta before the ratio.
+//  - GroupedSelection.*: partition selection. A key of n units (one key per
+//    unit, so bounding is not involved) is released with frequency q(n) of
+//    PartitionSelection(eps / parts, delta, 2 max_groups) (two-sided exact
+//    binomial p-values, Boost.Math); a one-unit key's release probability has a
+//    Clopper-Pearson upper bound... and lower bound <= delta; keys at or above the
+//    threshold are always released.
+//  - GroupedBounding.*: at epsilon 1e6 (no noise) a unit with m > max_groups
+//    keys contributes exactly G keys and a key with n > max_rows rows exactly R
+//    rows, as uniform subsets (chi-square over the C(m, G) / C(n, R) subsets).
+//
+// Fixed seeds; short run N = 5,000 per audited side (OPTDP_AUDIT_LONG=1:
+// 200,000, as audit_test).
+#include <gtest/gtest.h>
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <boost/math/distributions/binomial.hpp>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "audit.hpp"
+#include "core/grouped.hpp"
+#include "core/partition.hpp"
+#include "db.hpp"
+#include "stats.hpp"
+
+using optdp::test::AuditResult;
+using optdp::test::Db;
+using optdp::test::Releases;
+
+namespace {
+
+constexpr double kBeta = 1e-6;        // per audited pair
+constexpr double kMinP = 1e-5;        // p-value floor of each fixed-seed goodness-of-fit check
+constexpr double kAbsent = -1e6;      // a key that is not released
+constexpr double kHuge = 1e6;         // epsilon at which every noise is 0
+
+bool long_run() {
+  const char* e = std::getenv("OPTDP_AUDIT_LONG");
+  return e != nullptr && *e != '\0' && std::strcmp(e, "0") != 0;
+}
+std::size_t n_main() { return long_run() ? 200000 : 5000; }
+std::size_t n_pilot() { return long_run() ? 20000 : 1000; }
+
+std::int64_t seed_of(const std::string& s) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return static_cast<std::int64_t>(h >> 24);
+}
+
+struct Row {
+  std::int64_t unit, key;
+  double value;
+};
+
+// The rows as a table r(u, k, v).
+std::string values_of(const std::vector<Row>& rows) {
+  std::string s;
+  char b[96];
+  for (const Row& r : rows) {
+    std::snprintf(b, sizeof b, "%s(%lld, %lld, %.17g)", s.empty() ? "" : ",", static_cast<long long>(r.unit),
+                  static_cast<long long>(r.key), r.value);
+    s += b;
+  }
+  return s;
+}
+
+// One released row.
+struct Out {
+  std::int64_t key, count;
+  double sum;
+};
+
+// n seeded releases of `query` on table r(u, k, v) = rows, each as the rows it returned.
+template <class F>
+void releases(const std::vector<Row>& rows, const std::string& query, std::int64_t seed, std::size_t n, F&& each) {
+  Db db;
+  db.exec("CREATE TABLE r(u, k, v)");
+  if (!rows.empty()) db.exec("INSERT INTO r VALUES " + values_of(rows));
+  db.exec("SELECT dp_seed(" + std::to_string(seed) + ")");
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(db.get(), query.c_str(), -1, &st, nullptr) != SQLITE_OK)
+    throw std::runtime_error(std::string(sqlite3_errmsg(db.get())) + ": " + query);
+  std::vector<Out> out;
+  for (std::size_t i = 0; i < n; ++i) {
+    out.clear();
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+      out.push_back(Out{sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_double(st, 2)});
+    if (rc != SQLITE_DONE) {
+      const std::string msg = sqlite3_errmsg(db.get());
+      sqlite3_finalize(st);
+      throw std::runtime_error(msg + ": " + query);
+    }
+    sqlite3_reset(st);
+    each(out);
+  }
+  sqlite3_finalize(st);
+}
+
+// Releases as fixed vectors: per key of `universe`, its count (and sum if with_sum), kAbsent if not released.
+Releases draw(const std::vector<Row>& rows, const std::string& query, const std::vector<std::int64_t>& universe,
+              bool with_sum, std::int64_t seed, std::size_t n) {
+  Releases r;
+  const std::size_t per = with_sum ? 2 : 1;
+  r.dim = universe.size() * per;
+  r.values.reserve(n * r.dim);
+  releases(rows, query, seed, n, [&](const std::vector<Out>& out) {
+    const std::size_t base = r.values.size();
+    r.values.resize(base + r.dim, kAbsent);
+    for (const Out& o : out) {
+      const auto it = std::find(universe.begin(), universe.end(), o.key);
+      if (it == universe.end()) throw std::runtime_error("a key outside the universe: " + std::to_string(o.key));
+      const std::size_t c = static_cast<std::size_t>(it - universe.begin()) * per;
+      r.values[base + c] = static_cast<double>(o.count);
+      if (with_sum) r.values[base + c + 1] = o.sum;
+    }
+  });
+  return r;
+}
+
+// audit_eps for (eps, delta)-DP: p_lo - delta <= e^eps q_hi (same Bonferroni split).
+AuditResult audit_eps_delta(const Releases& a, const Releases& b, const std::vector<optdp::test::Event>& events,
+                            double beta, double delta) {
+  using boost::math::binomial_distribution;
+  AuditResult r;
+  r.n = a.count();
+  r.events = events.size();
+  r.beta = beta;
+  r.eps_lb = -std::numeric_limits<double>::infinity();
+  const double each = beta / (4.0 * static_cast<double>(events.size()));
+  const double n = static_cast<double>(r.n);
+  for (const auto& e : events) {
+    std::int64_t ka = 0, kb = 0;
+    for (std::size_t i = 0; i < a.count(); ++i) ka += e.contains(a, i);
+    for (std::size_t i = 0; i < b.count(); ++i) kb += e.contains(b, i);
+    for (bool a_over_b : {true, false}) {
+      const std::int64_t num = a_over_b ? ka : kb, den = a_over_b ? kb : ka;
+      const double p_lo = binomial_distribution<>::find_lower_bound_on_p(n, static_cast<double>(num), each) - delta;
+      const double q_hi = binomial_distribution<>::find_upper_bound_on_p(n, static_cast<double>(den), each);
+      if (!(p_lo > 0)) continue;
+      const double lb = std::log(p_lo / q_hi);
+      if (lb > r.eps_lb) {
+        r.eps_lb = lb;
+        r.event = e.describe();
+        r.a_over_b = a_over_b;
+        r.hits_num = num;
+        r.hits_den = den;
+      }
+    }
+  }
+  return r;
+}
+
+struct Pair {
+  std::string label;
+  std::vector<Row> a, b;
+};
+
+AuditResult audit(const std::string& query, const Pair& p, const std::vector<std::int64_t>& universe, bool with_sum,
+                  double delta) {
+  const std::string name = query + " | " + p.label;
+  const std::int64_t seed = seed_of(name);
+  const auto pa = draw(p.a, query, universe, with_sum, seed, n_pilot());
+  const auto pb = draw(p.b, query, universe, with_sum, seed + 1, n_pilot());
+  const auto events = optdp::test::threshold_events(pa, pb);
+  const auto a = draw(p.a, query, universe, with_sum, seed + 2, n_main());
+  const auto b = draw(p.b, query, universe, with_sum, seed + 3, n_main());
+  const AuditResult r = audit_eps_delta(a, b, events, kBeta, delta);
+  std::printf("[audit] %s | %s\n", name.c_str(), r.summary().c_str());
+  std::fflush(stdout);
+  return r;
+}
+
+std::string pg(const std::string& rows_query, double eps, const std::string& options, const std::string& keys) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.17g", eps);
+  return "SELECT * FROM private_groups('" + rows_query + "', " + b + ", '" + options + "'" +
+         (keys.empty() ? std::string(", NULL") : ", '" + keys + "'") + ")";
+}
+
+// Units 1..4 in keys 1..3 (unit u has u rows in key 1 + (u % 3), one in key 1).
+std::vector<Row> base_rows(bool values) {
+  std::vector<Row> rows;
+  for (std::int64_t u = 1; u <= 4; ++u) {
+    for (std::int64_t i = 0; i < u; ++i) rows.push_back({u, 1 + (u % 3), values ? double(u + i) : 0.0});
+    rows.push_back({u, 1, values ? 3.0 : 0.0});
+  }
+  return rows;
+}
+std::vector<Row> plus(std::vector<Row> rows, const std::vector<Row>& more) {
+  rows.insert(rows.end(), more.begin(), more.end());
+  return rows;
+}
+// Unit 9, all its rows: 3 in key 1, 1 in key 2, 2 in key 3 (more keys than max_groups, more rows than max_rows).
+std::vector<Row> unit9(bool values) {
+  return {{9, 1, values ? 10.0 : 0.0}, {9, 1, values ? 9.0 : 0.0}, {9, 3, values ? 10.0 : 0.0},
+          {9, 2, values ? 10.0 : 0.0}, {9, 1, values ? 10.0 : 0.0}, {9, 3, values ? 0.0 : 0.0}};
+}
+
+void expect_private(const std::string& query, double claim, const std::vector<Pair>& pairs,
+                    const std::vector<std::int64_t>& universe, bool with_sum, double delta) {
+  for (const Pair& p : pairs) {
+    const AuditResult r = audit(query, p, universe, with_sum, delta);
+    EXPECT_LE(r.eps_lb, claim) << query << " on " << p.label << ": the audit proves eps >= " << r.eps_lb
+                               << " > claimed " << claim << " (delta " << delta << ")\n  " << r.summary();
+  }
+}
+
+const std::string kRows = "SELECT u, k FROM r ORDER BY 1";
+const std::string kRowsV = "SELECT u, k, v FROM r ORDER BY 1";
+const std::string kKeys = "SELECT column1 FROM (VALUES (1), (2), (3))";
+
+TEST(GroupedAudit, PublicKeysCounts) {
+  const auto d = base_rows(false);
+  expect_private(pg(kRows, 1.0, "max_groups=2, max_rows=2", kKeys), 1.0,
+                 {{"D vs D + unit 9 (3 keys, 6 rows)", d, plus(d, unit9(false))},
+                  {"unit 9 alone vs empty", unit9(false), {}}},
+                 {1, 2, 3}, false, 0);
+}
+
+TEST(GroupedAudit, PublicKeysCountsReplacedUnit) {
+  // unit 9's rows replaced by another unit's (a replaced unit moves 2G keys): the calibration's own case.
+  const auto d = base_rows(false);
+  const std::vector<Row> x = {{9, 1, 0}, {9, 1, 0}, {9, 1, 0}}, y = {{9, 2, 0}, {9, 2, 0}, {9, 2, 0}};
+  const AuditResult r = audit(pg(kRows, 1.0, "max_groups=1, max_rows=2", kKeys),
+                              {"unit 9 in key 1 (3 rows) vs in key 2 (3 rows)", plus(d, x), plus(d, y)}, {1, 2, 3},
+                              false, 0);
+  EXPECT_LE(r.eps_lb, 1.0) << r.summary();
+  // The audit has power here: the joint event over keys 1 and 2 sees most of the claimed 1.
+  // A count calibrated without the factor max_rows (or max_groups, or 2) would be found out.
+  EXPECT_GT(r.eps_lb, 0.5) << r.summary();
+}
+
+TEST(GroupedAudit, PublicKeysCountsAndSums) {
+  const auto d = base_rows(true);
+  expect_private(pg(kRowsV, 2.0, "max_groups=2, max_rows=2, lower=0, upper=10", kKeys), 2.0,
+                 {{"D vs D + unit 9 (3 keys, 6 rows, values 0..10)", d, plus(d, unit9(true))}}, {1, 2, 3}, true, 0);
+}
+
+TEST(GroupedAudit, PrivateKeys) {
+  // keys 1 and 2 have many units (always released); key 3 only unit 9's (its release is the delta event).
+  std::vector<Row> d;
+  for (std::int64_t u = 1; u <= 40; ++u) d.push_back({u, 1 + (u % 2), 0});
+  const std::vector<Row> u9 = {{41, 3, 0}, {41, 1, 0}, {41, 3, 0}, {41, 2, 0}};
+  expect_private(pg(kRows, 1.0, "max_groups=2, max_rows=2, delta=0.01", ""), 1.0,
+                 {{"D vs D + unit 41 (keys 1, 2, 3; key 3 only its)", d, plus(d, u9)}}, {1, 2, 3}, false, 0.01);
+}
+
+TEST(GroupedAudit, PrivateKeysSmallCounts) {
+  // Every key near the selection threshold: selection decides most releases.
+  std::vector<Row> d;
+  for (std::int64_t u = 1; u <= 3; ++u) d.push_back({u, 1, 0});
+  d.push_back({4, 2, 0});
+  const std::vector<Row> u9 = {{9, 1, 0}, {9, 2, 0}, {9, 3, 0}, {9, 3, 0}};
+  expect_private(pg(kRows, 2.0, "max_groups=2, max_rows=1, delta=0.1", ""), 2.0,
+                 {{"3 + 1 units vs + unit 9 (keys 1, 2, 3)", d, plus(d, u9)}}, {1, 2, 3}, false, 0.1);
+}
+
+// --------------------------------------------------------------------------
+// Partition selection
+
+double two_sided_p(std::int64_t k, std::int64_t n, double q) {
+  if (q <= 0) return k == 0 ? 1 : 0;
+  if (q >= 1) return k == n ? 1 : 0;
+  const boost::math::binomial_distribution<> b(static_cast<double>(n), q);
+  const double lo = boost::math::cdf(b, static_cast<double>(k));
+  const double hi = k == 0 ? 1.0 : boost::math::cdf(boost::math::complement(b, static_cast<double>(k - 1)));
+  return std::min(1.0, 2 * std::min(lo, hi));
+}
+
+void check_frequencies(double eps, double delta, std::int64_t G, std::uint64_t seed, std::size_t N) {
+  // q(n) from partition.hpp at eps / parts (counts + selection), over 2G keys: independent of GroupedPlan.
+  const optdp::PartitionSelection sel(optdp::divide_down(eps, 2), delta, 2 * G);
+  const std::int64_t T = static_cast<std::int64_t>(sel.threshold());
+  ASSERT_GE(T, 3);
+  ASSERT_LE(T, 60);
+  // key n (1..T+2) is held by n units, each unit in that key only.
+  std::vector<Row> rows;
+  std::int64_t unit = 1;
+  for (std::int64_t n = 1; n <= T + 2; ++n)
+    for (std::int64_t i = 0; i < n; ++i) rows.push_back({unit++, n, 0});
+  char opt[96];
+  std::snprintf(opt, sizeof opt, "max_groups=%lld, delta=%.17g", static_cast<long long>(G), delta);
+  std::map<std::int64_t, std::int64_t> released;
+  releases(rows, pg(kRows, eps, opt, ""), static_cast<std::int64_t>(seed), N, [&](const std::vector<Out>& out) {
+    for (const Out& o : out) ++released[o.key];
+  });
+  const auto Nn = static_cast<std::int64_t>(N);
+  for (std::int64_t n = 1; n <= T + 2; ++n) {
+    const double q = static_cast<double>(sel.probability(static_cast<std::uint64_t>(n)));
+    const std::int64_t k = released[n];
+    if (n >= T) {
+      EXPECT_EQ(k, Nn) << "a key of " << n << " units (threshold " << T << ") must always be released";
+    } else {
+      const double p = two_sided_p(k, Nn, q);
+      EXPECT_GT(p, kMinP) << "key of " << n << " units released " << k << " / " << N << " times, q(n) = " << q;
+    }
+  }
+  // A key of one unit: released with probability at most delta (Clopper-Pearson lower bound).
+  const double lo = boost::math::binomial_distribution<>::find_lower_bound_on_p(static_cast<double>(N),
+                                                                                 static_cast<double>(released[1]), kBeta);
+  EXPECT_LE(lo, delta) << released[1] << " / " << N;
+  EXPECT_LE(static_cast<double>(sel.probability(1)), delta / static_cast<double>(2 * G) * (1 + 1e-12));
+  std::printf("[selection] eps %g delta %g G %lld: threshold %lld, one-unit key released %lld / %zu (q(1) = %g)\n",
+              eps, delta, static_cast<long long>(G), static_cast<long long>(T), static_cast<long long>(released[1]),
+              N, static_cast<double>(sel.probability(1)));
+}
+
+TEST(GroupedSelection, FrequenciesMatchQ) { check_frequencies(1.0, 0.1, 1, 4101, 4000); }
+TEST(GroupedSelection, FrequenciesMatchQTwoGroups) { check_frequencies(3.0, 0.2, 2, 4102, 4000); }
+
+// --------------------------------------------------------------------------
+// Bounding
+
+std::int64_t binom(int n, int k) {
+  std::int64_t r = 1;
+  for (int i = 1; i <= k; ++i) r = r * (n - k + i) / i;
+  return r;
+}
+
+TEST(GroupedBounding, KeptKeysAreAUniformSubset) {
+  constexpr int m = 5, G = 2;
+  constexpr std::size_t N = 5000;
+  // unit 1 in keys 0..m-1 (two rows in key 0); other units make it not alone.
+  std::vector<Row> rows = {{1, 0, 0}};
+  for (int k = 0; k < m; ++k) rows.push_back({1, k, 0});
+  rows.push_back({2, 7, 0});
+  std::string keys = "SELECT column1 FROM (VALUES (0), (1), (2), (3), (4), (7))";
+  std::map<int, std::int64_t> seen;
+  releases(rows, pg(kRows, kHuge, "max_groups=2", keys), 5101, N, [&](const std::vector<Out>& out) {
+    int mask = 0;
+    std::int64_t total = 0;
+    for (const Out& o : out) {
+      if (o.key == 7) {
+        EXPECT_EQ(o.count, 1);
+        continue;
+      }
+      EXPECT_TRUE(o.count == 0 || o.count == 1) << o.count;
+      if (o.count) mask |= 1 << o.key;
+      total += o.count;
+    }
+    EXPECT_EQ(total, G);
+    ++seen[mask];
+  });
+  ASSERT_EQ(static_cast<std::int64_t>(seen.size()), binom(m, G));
+  std::vector<std::int64_t> obs;
+  for (const auto& [mask, n] : seen) obs.push_back(n);
+  const double each = 1.0 / static_cast<double>(binom(m, G));
+  const auto r = optdp::test::chi_square(obs, 0, [&](std::int64_t) { return each; }, 0, 0);
+  EXPECT_GT(r.p_value, kMinP) << "chi2 " << r.statistic << " dof " << r.dof;
+}
+
+TEST(GroupedBounding, KeptRowsAreAUniformSubset) {
+  constexpr int n = 6, R = 2;
+  constexpr std::size_t N = 6000;
+  // unit 1 has n rows in key 0 with values 2^i (so the sum names the kept rows), and one row in key 1.
+  std::vector<Row> rows;
+  for (int i = 0; i < n; ++i) rows.push_back({1, 0, std::ldexp(1.0, i)});
+  rows.push_back({1, 1, 5});
+  std::map<std::int64_t, std::int64_t> seen;
+  releases(rows, pg(kRowsV, kHuge, "max_groups=2, max_rows=2, lower=0, upper=64", "SELECT 0 UNION SELECT 1"), 5102,
+           N, [&](const std::vector<Out>& out) {
+             ASSERT_EQ(out.size(), 2u);
+             EXPECT_EQ(out[0].count, R);
+             EXPECT_EQ(out[1].count, 1);
+             EXPECT_NEAR(out[1].sum, 5, 1e-6);
+             const double s = out[0].sum;
+             const auto si = static_cast<std::int64_t>(std::llround(s));
+             EXPECT_NEAR(s, static_cast<double>(si), 1e-6);
+             EXPECT_EQ(__builtin_popcountll(static_cast<std::uint64_t>(si)), R) << s;
+             ++seen[si];
+           });
+  ASSERT_EQ(static_cast<std::int64_t>(seen.size()), binom(n, R));
+  std::vector<std::int64_t> obs;
+  for (const auto& [s, c] : seen) obs.push_back(c);
+  const double each = 1.0 / static_cast<double>(binom(n, R));
+  const auto r = optdp::test::chi_square(obs, 0, [&](std::int64_t) { return each; }, 0, 0);
+  EXPECT_GT(r.p_value, kMinP) << "chi2 " << r.statistic << " dof " << r.dof;
+}
+
+}  // namespace
