@@ -12,9 +12,9 @@
 //  - GroupedSelection.*: partition selection. A key of n units (one key per
 //    unit, so bounding is not involved) is released with frequency q(n) of
 //    PartitionSelection(eps / parts, delta, 2 max_groups) (two-sided exact
-//    binomial p-values, Boost.Math); a one-unit key's release probability has a
-//    Clopper-Pearson upper bound... and lower bound <= delta; keys at or above the
-//    threshold are always released.
+//    binomial p-values, Boost.Math); a one-unit key's release frequency has a
+//    Clopper-Pearson lower bound <= delta; keys at or above the threshold are
+//    always released.
 //  - GroupedBounding.*: at epsilon 1e6 (no noise) a unit with m > max_groups
 //    keys contributes exactly G keys and a key with n > max_rows rows exactly R
 //    rows, as uniform subsets (chi-square over the C(m, G) / C(n, R) subsets).
