@@ -3,7 +3,9 @@
 #
 #   bench/run.sh                      # all four: sampler_bench, sql_bench at 10M rows, matrix_bench, release_timing
 #   bench/run.sh timing               # only release_timing (a release with and without matching rows)
-#   bench/run.sh sql sampler          # any of: sampler sql matrix timing
+#   bench/run.sh sql sampler          # any of: sampler sql matrix timing grouped
+#   bench/run.sh grouped              # private_groups vs its SQL baseline, 10M rows (not in the default set)
+#   GROUPED_ARGS="--rows 1000000 --reps 7" bench/run.sh grouped
 #   ROWS=1000000 bench/run.sh sql     # smaller SQL table
 #   BUILD_DIR=/tmp/b bench/run.sh     # another build directory (default: build-bench)
 #   SAMPLER_ARGS="--benchmark_repetitions=3" SQL_ARGS="--reps 5" MATRIX_ARGS="--reps 5" bench/run.sh
@@ -11,7 +13,8 @@
 #   PYTHON=python3 SQLITE3=/path/to/sqlite3 bench/run.sh   # interpreter and shell for matrix_bench.py
 #
 # Output is also saved to $BUILD_DIR/{sampler,sql,matrix}_bench.txt and
-# $BUILD_DIR/release_timing.txt.
+# $BUILD_DIR/release_timing.txt ($BUILD_DIR/grouped_bench.txt; grouped_bench's
+# generated tables are cached in $BUILD_DIR/grouped_bench/).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${BUILD_DIR:-$root/build-bench}"
@@ -28,7 +31,8 @@ for b in "${benches[@]}"; do
     sql) targets+=(sql_bench) ;;
     matrix) ;;
     timing) targets+=(release_timing) ;;
-    *) echo "bench/run.sh: unknown benchmark '$b' (sampler, sql, matrix, timing)" >&2; exit 2 ;;
+    grouped) ;;
+    *) echo "bench/run.sh: unknown benchmark '$b' (sampler, sql, matrix, timing, grouped)" >&2; exit 2 ;;
   esac
 done
 
@@ -56,5 +60,10 @@ for b in "${benches[@]}"; do
       echo "== release_timing"
       # shellcheck disable=SC2086
       "$build/bench/release_timing" ${TIMING_ARGS:-} | tee "$build/release_timing.txt" ;;
+    grouped)
+      echo "== grouped_bench"
+      # shellcheck disable=SC2086
+      "$python" "$root/bench/grouped_bench.py" --module "$build/optdp.so" --dir "$build/grouped_bench" \
+        ${GROUPED_ARGS:-} | tee "$build/grouped_bench.txt" ;;
   esac
 done
