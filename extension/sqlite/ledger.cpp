@@ -228,6 +228,10 @@ void Ledger::charge(const char* function, double epsilon, double delta, const ch
       throw std::runtime_error("privacy budget exhausted: " + format_double(units_to_epsilon(spent)) + " of " +
                                format_double(units_to_epsilon(total)) + " spent, and this release costs " +
                                format_double(epsilon));
+    if (total_delta == 0 && delta_units != 0)
+      throw std::runtime_error("privacy budget exhausted: this ledger has no delta budget (give one as "
+                               "dp_ledger_attach(path, total_epsilon, total_delta)), and this release costs delta " +
+                               format_double(delta));
     if (!delta_budget_allows(spent_delta, delta_units, total_delta))
       throw std::runtime_error("privacy budget exhausted: delta " + format_double(units_to_delta(spent_delta)) +
                                " of " + format_double(units_to_delta(total_delta)) +

@@ -171,9 +171,9 @@ TEST_F(LedgerDelta, EpsilonIsCheckedFirstWithItsOwnMessage) {
 TEST_F(LedgerDelta, ZeroDeltaBudgetRefusesAnyPositiveDelta) {
   Ledger l(path_, 1.0, 0, kFull);
   EXPECT_EQ(message_of([&] { l.charge("f", 0.1, 1e-12, nullptr); }),
-            "privacy budget exhausted: delta 0 of 0 spent, and this release costs 1e-12");
+            "privacy budget exhausted: this ledger has no delta budget (give one as dp_ledger_attach(path, total_epsilon, total_delta)), and this release costs delta 1e-12");
   EXPECT_EQ(message_of([&] { l.charge("f", 0.1, std::numeric_limits<double>::denorm_min(), nullptr); }),
-            "privacy budget exhausted: delta 0 of 0 spent, and this release costs 5e-324");
+            "privacy budget exhausted: this ledger has no delta budget (give one as dp_ledger_attach(path, total_epsilon, total_delta)), and this release costs delta 5e-324");
   l.charge("f", 0.1, 0, nullptr);
   l.charge("f", 0.1, -0.0, nullptr);
   const auto e = l.entries();
@@ -310,7 +310,7 @@ TEST_F(LedgerDelta, OldLedgerFilesOpenWithDeltaZero) {
   EXPECT_EQ(units("SELECT spent_delta_units FROM optdp_budget"), DeltaUnits{0});
   EXPECT_EQ(read("SELECT spent_units FROM optdp_budget"), "600000000001");
   EXPECT_EQ(message_of([&] { l.charge("f", 0.1, 1e-9, nullptr); }),
-            "privacy budget exhausted: delta 0 of 0 spent, and this release costs 1e-09");
+            "privacy budget exhausted: this ledger has no delta budget (give one as dp_ledger_attach(path, total_epsilon, total_delta)), and this release costs delta 1e-09");
   // An older optdp, which names its columns, can still charge the migrated file.
   exec("BEGIN IMMEDIATE;"
        "INSERT INTO optdp_charges(time, function, epsilon, units, sql, pid) VALUES "
