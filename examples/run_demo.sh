@@ -24,7 +24,7 @@ rm -f build/hospital.db build/demo.ledger build/demo.ledger-wal build/demo.ledge
 "$shell" build/hospital.db -cmd ".load $module" < "$root/examples/demo.sql"
 echo "   One more count at alpha 0.5 (cost 0.693) no longer fits, so it is refused:"
 if out=$("$shell" build/hospital.db -cmd ".load $module" -cmd ".output /dev/null" \
-         -cmd "SELECT dp_ledger_attach('build/demo.ledger', 4.5)" -cmd ".output stdout" \
+         -cmd "SELECT dp_ledger_attach('build/demo.ledger', 4.5, 1e-5)" -cmd ".output stdout" \
          "SELECT private_count(0.5) FROM patients" 2>&1); then
   echo "   not refused: $out" >&2
   exit 1
