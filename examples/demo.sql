@@ -63,8 +63,9 @@ FROM private_groups('SELECT patient_id, ward, cost FROM visits ORDER BY 1', 2.0,
 
 .print
 .print    Private keys: the diagnoses are read from the data, so a diagnosis is shown only
-.print    if partition selection keeps it (epsilon, delta): the 18 patients with a prion
-.print    disease are too few to be shown. Here count = patients (one diagnosis each).
+.print    if partition selection keeps it (epsilon, delta): 101 patients or more and it is
+.print    always shown; the 18 patients with a prion disease almost never (probability
+.print    1.6e-4). Here count = patients (each patient counts in one diagnosis).
 SELECT key AS diagnosis, count AS patients
 FROM private_groups('SELECT patient_id, diagnosis FROM visits ORDER BY 1', 1.0, 'max_groups=1, delta=1e-6');
 
