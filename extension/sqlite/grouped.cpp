@@ -23,6 +23,7 @@
 #include "sqlite/args.hpp"
 #include "sqlite/connection.hpp"
 #include "sqlite/functions.hpp"
+#include "sqlite/params.hpp"
 #include "sqlite/sql_text.hpp"
 #include "sqlite/vtab.hpp"
 
@@ -125,8 +126,24 @@ struct StmtDeleter {
 };
 using Stmt = std::unique_ptr<sqlite3_stmt, StmtDeleter>;
 
+// Refuses a query that calls a randomised function: run inside a release, it
+// would release and charge once per row it is evaluated for, so the ledger
+// would count rows. (Views and triggers cannot call them: DIRECTONLY.)
+void refuse_nested_releases(std::string_view text, const char* what) {
+  const std::vector<Token> t = tokenize(text);
+  auto check = [&](const char* name) {
+    if (!find_calls(text, t, name).empty())
+      throw std::invalid_argument(std::string(what) + " must not call " + name +
+                                  " (a release inside a release would be charged once per row)");
+  };
+  for (const ReleaseForm& f : release_forms()) check(f.name);
+  check("release_levels");
+  check("private_groups");
+}
+
 // Prepares the single read-only statement `text` given as argument `what`.
 Stmt prepare_query(sqlite3* db, std::string_view text, const char* what) {
+  refuse_nested_releases(text, what);
   sqlite3_stmt* raw = nullptr;
   const char* tail = nullptr;
   if (sqlite3_prepare_v3(db, text.data(), static_cast<int>(text.size()), 0, &raw, &tail) != SQLITE_OK)

@@ -255,6 +255,15 @@ class TestGroupedShape(LedgerCase):
         self.assertEqual(self.entries(), before, sql)
         self.assertEqual(self.spent(), (0.0, 0.0), sql)
 
+    def test_releases_inside_the_queries_are_refused(self):
+        # A randomised function in rows_query or keys_query would release and
+        # be charged once per row it is evaluated for: refused from the text.
+        for rows, keys in (("select u, k, (select private_count(0.5) from r) from r order by 1", "values (1)"),
+                           ("select u, k, staircase_sum(v, 1, 0, 1) over () from r order by 1", "values (1)"),
+                           ("select u, k, 1 from r order by 1", "select released from release_levels(1, 2, '[0.5]')")):
+            sql = "select * from private_groups(?, 1.0, 'lower=0, upper=1', ?)"
+            self.assertRefusedFree(sql, "must not call", params=(rows, keys))
+
     def test_refused_shapes_charge_nothing(self):
         self.run_sql("create table out(key, count, sum, mean)")
         cases = [
