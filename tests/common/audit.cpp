@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <boost/math/distributions/binomial.hpp>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <cstdio>
 #include <limits>
 #include <set>
@@ -142,7 +144,8 @@ std::vector<Event> threshold_events(const Releases& pilot_a, const Releases& pil
   return events;
 }
 
-AuditResult audit_eps(const Releases& a, const Releases& b, const std::vector<Event>& events, double beta) {
+AuditResult audit_eps(const Releases& a, const Releases& b, const std::vector<Event>& events, double beta,
+                      double delta) {
   using boost::math::binomial_distribution;
   if (a.count() != b.count() || a.count() == 0) throw std::invalid_argument("audit_eps: sample sizes");
   AuditResult r;
@@ -157,7 +160,8 @@ AuditResult audit_eps(const Releases& a, const Releases& b, const std::vector<Ev
     const std::int64_t ka = hits(e, a), kb = hits(e, b);
     for (bool a_over_b : {true, false}) {
       const std::int64_t num_hits = a_over_b ? ka : kb, den_hits = a_over_b ? kb : ka;
-      const double p_lo = binomial_distribution<>::find_lower_bound_on_p(n, static_cast<double>(num_hits), each);
+      const double p_lo =
+          binomial_distribution<>::find_lower_bound_on_p(n, static_cast<double>(num_hits), each) - delta;
       const double q_hi = binomial_distribution<>::find_upper_bound_on_p(n, static_cast<double>(den_hits), each);
       if (!(p_lo > 0)) continue;
       const double lb = std::log(p_lo / q_hi);
@@ -190,6 +194,19 @@ AuditResult audit_pair(const PairSpec& pair, std::int64_t seed, std::size_t n_ma
   const auto a = draw_releases(pair.rows_a, pair.query_a, seed + 2, n_main, pair.dim);
   const auto b = draw_releases(pair.rows_b, qb, seed + 3, n_main, pair.dim);
   return audit_eps(a, b, events, beta);
+}
+
+bool long_run() {
+  const char* e = std::getenv("OPTDP_AUDIT_LONG");
+  return e != nullptr && *e != '\0' && std::strcmp(e, "0") != 0;
+}
+std::size_t n_main() { return long_run() ? 200000 : 5000; }
+std::size_t n_pilot() { return long_run() ? 20000 : 1000; }
+
+std::int64_t seed_of(const std::string& s) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return static_cast<std::int64_t>(h >> 24);
 }
 
 }  // namespace optdp::test

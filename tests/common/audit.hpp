@@ -65,8 +65,19 @@ struct AuditResult {
 };
 
 // Clopper-Pearson eps lower bound over `events` (both directions), total
-// failure probability beta (Bonferroni as described above).
-AuditResult audit_eps(const Releases& a, const Releases& b, const std::vector<Event>& events, double beta);
+// failure probability beta (Bonferroni as described above). With delta > 0,
+// the bound for (eps, delta)-DP: ln((p_lo - delta) / q_hi).
+AuditResult audit_eps(const Releases& a, const Releases& b, const std::vector<Event>& events, double beta,
+                      double delta = 0);
+
+// OPTDP_AUDIT_LONG set (and not "0"): the long audit's sample sizes.
+bool long_run();
+std::size_t n_main();   // releases per side: 5,000, or 200,000 in the long run
+std::size_t n_pilot();  // pilot releases per side: 1,000, or 20,000
+// A stable seed per pair (FNV-1a of its description), so that pairs do not
+// share noise streams and every run of a build draws the same releases;
+// leaves room for seed + 3.
+std::int64_t seed_of(const std::string& s);
 
 // Everything for one pair: pilot batches (seeds seed, seed+1), the family,
 // then the main batches (seeds seed+2, seed+3).

@@ -27,20 +27,9 @@ namespace {
 
 constexpr double kBeta = 1e-6;  // per audited pair (Bonferroni over its events and both directions)
 
-bool long_run() {
-  const char* e = std::getenv("OPTDP_AUDIT_LONG");
-  return e != nullptr && *e != '\0' && std::strcmp(e, "0") != 0;
-}
-std::size_t n_main() { return long_run() ? 200000 : 5000; }
-std::size_t n_pilot() { return long_run() ? 20000 : 1000; }
-
-// A stable seed per pair (FNV-1a of its description), so that pairs do not
-// share noise streams and every run of a build draws the same releases.
-std::int64_t seed_of(const std::string& s) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return static_cast<std::int64_t>(h >> 24);  // leaves room for seed + 3
-}
+using optdp::test::n_main;
+using optdp::test::n_pilot;
+using optdp::test::seed_of;
 
 struct Pair {
   std::string label;  // e.g. "{} vs {upper}"

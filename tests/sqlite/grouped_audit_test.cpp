@@ -53,18 +53,9 @@ constexpr double kMinP = 1e-5;        // p-value floor of each fixed-seed goodne
 constexpr double kAbsent = -1e6;      // a key that is not released
 constexpr double kHuge = 1e6;         // epsilon at which every noise is 0
 
-bool long_run() {
-  const char* e = std::getenv("OPTDP_AUDIT_LONG");
-  return e != nullptr && *e != '\0' && std::strcmp(e, "0") != 0;
-}
-std::size_t n_main() { return long_run() ? 200000 : 5000; }
-std::size_t n_pilot() { return long_run() ? 20000 : 1000; }
-
-std::int64_t seed_of(const std::string& s) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return static_cast<std::int64_t>(h >> 24);
-}
+using optdp::test::n_main;
+using optdp::test::n_pilot;
+using optdp::test::seed_of;
 
 struct Row {
   std::int64_t unit, key;
@@ -137,38 +128,6 @@ Releases draw(const std::vector<Row>& rows, const std::string& query, const std:
   return r;
 }
 
-// audit_eps for (eps, delta)-DP: p_lo - delta <= e^eps q_hi (same Bonferroni split).
-AuditResult audit_eps_delta(const Releases& a, const Releases& b, const std::vector<optdp::test::Event>& events,
-                            double beta, double delta) {
-  using boost::math::binomial_distribution;
-  AuditResult r;
-  r.n = a.count();
-  r.events = events.size();
-  r.beta = beta;
-  r.eps_lb = -std::numeric_limits<double>::infinity();
-  const double each = beta / (4.0 * static_cast<double>(events.size()));
-  const double n = static_cast<double>(r.n);
-  for (const auto& e : events) {
-    std::int64_t ka = 0, kb = 0;
-    for (std::size_t i = 0; i < a.count(); ++i) ka += e.contains(a, i);
-    for (std::size_t i = 0; i < b.count(); ++i) kb += e.contains(b, i);
-    for (bool a_over_b : {true, false}) {
-      const std::int64_t num = a_over_b ? ka : kb, den = a_over_b ? kb : ka;
-      const double p_lo = binomial_distribution<>::find_lower_bound_on_p(n, static_cast<double>(num), each) - delta;
-      const double q_hi = binomial_distribution<>::find_upper_bound_on_p(n, static_cast<double>(den), each);
-      if (!(p_lo > 0)) continue;
-      const double lb = std::log(p_lo / q_hi);
-      if (lb > r.eps_lb) {
-        r.eps_lb = lb;
-        r.event = e.describe();
-        r.a_over_b = a_over_b;
-        r.hits_num = num;
-        r.hits_den = den;
-      }
-    }
-  }
-  return r;
-}
 
 struct Pair {
   std::string label;
@@ -184,7 +143,7 @@ AuditResult audit(const std::string& query, const Pair& p, const std::vector<std
   const auto events = optdp::test::threshold_events(pa, pb);
   const auto a = draw(p.a, query, universe, with_sum, seed + 2, n_main());
   const auto b = draw(p.b, query, universe, with_sum, seed + 3, n_main());
-  const AuditResult r = audit_eps_delta(a, b, events, kBeta, delta);
+  const AuditResult r = optdp::test::audit_eps(a, b, events, kBeta, delta);
   std::printf("[audit] %s | %s\n", name.c_str(), r.summary().c_str());
   std::fflush(stdout);
   return r;
