@@ -30,6 +30,22 @@ def connect(load=True):
     return db
 
 
+def receive(db, sql, params=()):
+    """Rows a client actually receives from sql (one fetchone() at a time),
+    and the error message that ended the statement (or None)."""
+    got = []
+    try:
+        cur = db.execute(sql, params)
+        while True:
+            row = cur.fetchone()
+            if row is None:
+                break
+            got.append(row)
+    except sqlite3.Error as e:
+        return got, str(e)
+    return got, None
+
+
 class OptdpTestCase(unittest.TestCase):
     # A statement that runs longer than this is interrupted (and the test
     # fails with "interrupted") instead of hanging the suite.

@@ -134,17 +134,7 @@ class LedgerCase(GroupedTestCase):
         return self.all("select dp_budget_spent(), dp_delta_spent()")[0]
 
     def receive(self, sql, params=()):
-        got = []
-        try:
-            cur = self.db.execute(sql, params)
-            while True:
-                row = cur.fetchone()
-                if row is None:
-                    break
-                got.append(row)
-        except sqlite3.Error as e:
-            return got, str(e)
-        return got, None
+        return lib.receive(self.db, sql, params)
 
 
 class TestGroupedLedger(LedgerCase):

@@ -44,6 +44,8 @@ import unittest
 from contextlib import closing
 from fractions import Fraction
 
+from optdp_testlib import receive
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODULE = os.environ.get("OPTDP_MODULE") or os.path.join(HERE, "..", "..", "build", "optdp.so")
 UNITS = 10 ** 12  # ledger units per epsilon
@@ -130,20 +132,6 @@ def make_table(db, n=10, groups=None):
     db.executemany("insert into t values (?, ?)", [(i, i % groups if groups else 0) for i in range(n)])
 
 
-def receive(db, sql, params=()):
-    """Rows a client actually receives from sql (one fetchone() at a time),
-    and the error message that ended the statement (or None)."""
-    got = []
-    try:
-        cur = db.execute(sql, params)
-        while True:
-            row = cur.fetchone()
-            if row is None:
-                break
-            got.append(row)
-    except sqlite3.OperationalError as e:
-        return got, str(e)
-    return got, None
 
 
 class LedgerTestCase(unittest.TestCase):
