@@ -3,6 +3,8 @@
 // checked against exact rational arithmetic (Boost.Multiprecision).
 #include <gtest/gtest.h>
 
+#include "exact.hpp"
+
 #include <boost/multiprecision/cpp_int.hpp>
 #include <cmath>
 #include <limits>
@@ -19,13 +21,7 @@ namespace mp = boost::multiprecision;
 using Int = mp::cpp_int;
 using Rational = mp::cpp_rational;
 
-// A double as the exact rational it is.
-Rational exact(double x) {
-  int e = 0;
-  const double m = std::frexp(x, &e);  // x = m 2^e, 0.5 <= m < 1
-  const Int num(static_cast<long long>(std::ldexp(m, 53)));
-  return e >= 53 ? Rational(num << (e - 53)) : Rational(num, Int(1) << (53 - e));
-}
+using optdp::test::exact;
 
 Int floor_of(const Rational& r) { return mp::numerator(r) / mp::denominator(r); }  // r >= 0
 Int ceil_of(const Rational& r) {

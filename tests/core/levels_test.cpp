@@ -13,6 +13,7 @@
 #include "core/levels.hpp"
 #include "core/loss.hpp"
 #include "core/mechanism.hpp"
+#include "exact.hpp"
 #include "stats.hpp"
 
 using namespace optdp;
@@ -27,13 +28,7 @@ namespace mp = boost::multiprecision;
 using Rational = mp::cpp_rational;
 using Big = mp::number<mp::cpp_bin_float<400, mp::digit_base_2>>;  // reference arithmetic, 2^-400
 
-// A double as the exact rational it is.
-Rational exact(double x) {
-  int e = 0;
-  const double m = std::frexp(x, &e);  // x = m 2^e, 0.5 <= m < 1
-  const mp::cpp_int num(static_cast<long long>(std::ldexp(m, 53)));
-  return e >= 53 ? Rational(num << (e - 53)) : Rational(num, mp::cpp_int(1) << (53 - e));
-}
+using optdp::test::exact;
 
 Rational exact(const Fraction128& f) {
   return Rational((mp::cpp_int(f.hi) << 64) + f.lo, mp::cpp_int(1) << 128);

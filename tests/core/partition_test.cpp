@@ -21,6 +21,7 @@ extern "C" {
 
 #include "core/partition.hpp"
 #include "core/rng.hpp"
+#include "exact.hpp"
 #include "stats.hpp"
 #include "test_rng.hpp"
 
@@ -32,12 +33,7 @@ namespace mp = boost::multiprecision;
 using Rational = mp::cpp_rational;
 using Big = mp::number<mp::cpp_bin_float<400, mp::digit_base_2>>;  // reference arithmetic, 2^-400
 
-Rational exact(double x) {
-  int e = 0;
-  const double m = std::frexp(x, &e);  // x = m 2^e, 0.5 <= m < 1
-  const mp::cpp_int num(static_cast<long long>(std::ldexp(m, 53)));
-  return e >= 53 ? Rational(num << (e - 53)) : Rational(num, mp::cpp_int(1) << (53 - e));
-}
+using optdp::test::exact;
 Rational exact(const Fraction128& f) { return Rational((mp::cpp_int(f.hi) << 64) + f.lo, mp::cpp_int(1) << 128); }
 Big to_big(const Rational& r) { return Big(mp::numerator(r)) / Big(mp::denominator(r)); }
 Big pow2(int e) { return e >= 0 ? Big(mp::cpp_int(1) << e) : Big(1) / Big(mp::cpp_int(1) << -e); }
