@@ -152,7 +152,7 @@ Stmt prepare_query(sqlite3* db, std::string_view text, const char* what) {
   if (!s) throw std::invalid_argument(std::string(what) + " must be a query, but is empty");
   const std::string_view rest(tail, static_cast<std::size_t>(text.data() + text.size() - tail));
   for (const Token& t : tokenize(rest))
-    if (!(t.kind == Token::Punct && rest[t.begin] == ';'))
+    if (!is_punct(rest, t, ';'))
       throw std::invalid_argument(std::string(what) + " must be one statement, but has more after it");
   if (!sqlite3_stmt_readonly(s.get()))
     throw std::invalid_argument(std::string(what) + " must be a read-only query (SELECT)");
@@ -162,23 +162,15 @@ Stmt prepare_query(sqlite3* db, std::string_view text, const char* what) {
 // Whether the query text ends with ORDER BY 1 [ASC] at depth 0.
 bool ends_with_order_by_1(std::string_view q) {
   std::vector<Token> t = tokenize(q);
-  while (!t.empty() && t.back().kind == Token::Punct && q[t.back().begin] == ';') t.pop_back();
-  auto word = [&](std::size_t k, const char* w) {
-    if (t[k].kind != Token::Word || t[k].end - t[k].begin != std::strlen(w)) return false;
-    for (std::size_t j = 0; w[j]; ++j)
-      if (std::tolower(static_cast<unsigned char>(q[t[k].begin + j])) != w[j]) return false;
-    return true;
-  };
+  while (!t.empty() && is_punct(q, t.back(), ';')) t.pop_back();
+  auto word = [&](std::size_t k, const char* w) { return is_word(q, t[k], w); };
   std::size_t n = t.size();
   if (n > 0 && word(n - 1, "asc")) --n;
   if (n < 3 || !word(n - 3, "order") || !word(n - 2, "by")) return false;
   const Token& one = t[n - 1];
   if (!(one.kind == Token::Number && one.end == one.begin + 1 && q[one.begin] == '1')) return false;
   int depth = 0;
-  for (std::size_t k = 0; k < n - 3; ++k) {
-    if (t[k].kind == Token::Punct && q[t[k].begin] == '(') ++depth;
-    if (t[k].kind == Token::Punct && q[t[k].begin] == ')') --depth;
-  }
+  for (std::size_t k = 0; k < n - 3; ++k) depth += is_punct(q, t[k], '(') - is_punct(q, t[k], ')');
   return depth == 0;
 }
 

@@ -7,7 +7,6 @@
 // releases and ledger entries (and whether an error is raised) would depend on
 // the data. Alone in the FROM clause of the top-level SELECT, with literal
 // arguments, the scan runs exactly once per execution of the statement.
-#include <cctype>
 #include <stdexcept>
 #include <string>
 
@@ -18,19 +17,6 @@
 namespace optdp::sql {
 
 namespace {
-
-bool is_word(std::string_view sql, const Token& t, const char* word) {
-  if (t.kind != Token::Word) return false;
-  const std::string_view w = sql.substr(t.begin, t.end - t.begin);
-  std::size_t i = 0;
-  for (; word[i]; ++i)
-    if (i >= w.size() || std::tolower(static_cast<unsigned char>(w[i])) != word[i]) return false;
-  return i == w.size();
-}
-
-bool is_punct(std::string_view sql, const Token& t, char c) {
-  return t.kind == Token::Punct && t.end == t.begin + 1 && sql[t.begin] == c;
-}
 
 template <class... W>
 bool is_any_word(std::string_view sql, const Token& t, W... words) {

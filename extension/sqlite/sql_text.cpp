@@ -324,14 +324,17 @@ std::string token_name(std::string_view sql, const Token& t) {
   return name;
 }
 
+bool is_word(std::string_view sql, const Token& t, std::string_view word) {
+  return t.kind == Token::Word && iequal(sql.substr(t.begin, t.end - t.begin), word);
+}
+bool is_punct(std::string_view sql, const Token& t, char c) {
+  return t.kind == Token::Punct && t.end == t.begin + 1 && sql[t.begin] == c;
+}
+
 std::vector<Call> find_calls(std::string_view sql, const std::vector<Token>& t, std::string_view name) {
   std::vector<Call> calls;
-  auto is = [&](std::size_t k, char c) {
-    return k < t.size() && t[k].kind == Token::Punct && t[k].end == t[k].begin + 1 && sql[t[k].begin] == c;
-  };
-  auto keyword = [&](std::size_t k, std::string_view w) {
-    return k < t.size() && t[k].kind == Token::Word && iequal(sql.substr(t[k].begin, t[k].end - t[k].begin), w);
-  };
+  auto is = [&](std::size_t k, char c) { return k < t.size() && is_punct(sql, t[k], c); };
+  auto keyword = [&](std::size_t k, std::string_view w) { return k < t.size() && is_word(sql, t[k], w); };
   for (std::size_t k = 0; k + 1 < t.size(); ++k) {
     if (t[k].kind != Token::Word && t[k].kind != Token::Quoted) continue;
     if (!is(k + 1, '(') || (k > 0 && is(k - 1, '.'))) continue;

@@ -53,6 +53,11 @@ struct Token {
 // identifier or block comment left open runs to the end of the text.
 std::vector<Token> tokenize(std::string_view sql);
 
+// Whether t is the bare word `word` (ASCII case-insensitive; "word" quoted is not).
+bool is_word(std::string_view sql, const Token& t, std::string_view word);
+// Whether t is the one-character punctuation c.
+bool is_punct(std::string_view sql, const Token& t, char c);
+
 // The name a Word or Quoted token stands for ("a""b" stands for a"b).
 std::string token_name(std::string_view sql, const Token& t);
 
