@@ -1,0 +1,133 @@
+#include "core/selection.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+extern "C" {
+#include <quadmath.h>
+}
+
+#include "core/format.hpp"
+#include "core/samplers.hpp"
+
+namespace optdp {
+
+namespace {
+
+using u128 = unsigned __int128;
+
+void check_exponents(std::span<const __float128> gamma) {
+  if (gamma.empty() || gamma.size() > kMaxCandidates)
+    throw std::invalid_argument("the number of candidates must be in [1, " + std::to_string(kMaxCandidates) +
+                                "], but is " + std::to_string(gamma.size()));
+  bool best = false;
+  for (const __float128 g : gamma) {
+    if (!(g >= 0)) throw std::invalid_argument("selection exponents must be >= 0");
+    best = best || g == 0;
+  }
+  if (!best) throw std::invalid_argument("selection exponents must include a 0 (a best candidate)");
+}
+
+// floor(exp(-g) 2^bits) for g >= 0, bits <= 127 (g == 0 gives 2^bits exactly).
+u128 fixed_point_weight(__float128 g, int bits) {
+  if (g == 0) return u128{1} << bits;
+  const __float128 s = ldexpq(expq(-g), bits);  // < 2^bits
+  const __float128 hi = floorq(ldexpq(s, -64));
+  const __float128 lo = floorq(s - ldexpq(hi, 64));
+  return (static_cast<u128>(static_cast<std::uint64_t>(hi)) << 64) | static_cast<std::uint64_t>(lo);
+}
+
+// A uniform integer in [0, n), n >= 1, exactly: 128 random bits masked to
+// n - 1's bit length, rejected while >= n (accepted with probability > 1/2).
+u128 uniform_below(Rng& rng, u128 n) {
+  if (n <= 1) return 0;
+  const u128 top = n - 1;
+  int bits = 0;
+  for (u128 t = top; t; t >>= 1) ++bits;
+  const u128 mask = bits == 128 ? ~u128{0} : ((u128{1} << bits) - 1);
+  for (;;) {
+    const u128 x = ((static_cast<u128>(rng.u64()) << 64) | rng.u64()) & mask;
+    if (x < n) return x;
+  }
+}
+
+}  // namespace
+
+SelectionMethod parse_selection_method(std::string_view text) {
+  if (text == "exponential") return SelectionMethod::Exponential;
+  if (text == "permute_and_flip") return SelectionMethod::PermuteAndFlip;
+  throw std::invalid_argument("method must be 'exponential' or 'permute_and_flip', but is " + quote_text(text));
+}
+
+const char* selection_method_name(SelectionMethod m) {
+  return m == SelectionMethod::Exponential ? "exponential" : "permute_and_flip";
+}
+
+std::vector<__float128> selection_exponents(std::span<const double> scores, double eps, double sensitivity) {
+  if (scores.empty() || scores.size() > kMaxCandidates)
+    throw std::invalid_argument("the number of candidates must be in [1, " + std::to_string(kMaxCandidates) +
+                                "], but is " + std::to_string(scores.size()));
+  if (!(std::isfinite(eps) && eps > 0)) throw std::invalid_argument("eps must be positive, but is " + format_double(eps));
+  if (!(std::isfinite(sensitivity) && sensitivity > 0))
+    throw std::invalid_argument("sensitivity must be positive, but is " + format_double(sensitivity));
+  double best = scores[0];
+  for (const double q : scores) {
+    if (!std::isfinite(q)) throw std::invalid_argument("scores must be finite numbers");
+    best = q > best ? q : best;
+  }
+  // eps / (2 s) in binary128: both doubles, so the quotient is one rounding away.
+  const __float128 scale = static_cast<__float128>(eps) / (2 * static_cast<__float128>(sensitivity));
+  std::vector<__float128> gamma(scores.size());
+  for (std::size_t r = 0; r < scores.size(); ++r) {
+    // q* - q_r: exact when the exponents are within 113 - 53 bits, otherwise
+    // rounded once; 0 exactly for every best candidate.
+    const __float128 d = static_cast<__float128>(best) - static_cast<__float128>(scores[r]);
+    gamma[r] = d == 0 ? 0 : scale * d;
+  }
+  return gamma;
+}
+
+std::size_t sample_exponential(Rng& rng, std::span<const __float128> gamma) {
+  check_exponents(gamma);
+  // Weights floor(p_r 2^100): a best candidate weighs 2^100, the total is
+  // below 2^124 (k <= 2^24), and the draw is exact for these weights.
+  constexpr int kBits = 100;
+  std::vector<u128> w(gamma.size());
+  u128 total = 0;
+  for (std::size_t r = 0; r < gamma.size(); ++r) total += w[r] = fixed_point_weight(gamma[r], kBits);
+  u128 u = uniform_below(rng, total);
+  for (std::size_t r = 0; r < w.size(); ++r) {
+    if (u < w[r]) return r;
+    u -= w[r];
+  }
+  return w.size() - 1;  // unreachable: u < total
+}
+
+std::size_t sample_permute_and_flip(Rng& rng, std::span<const __float128> gamma) {
+  check_exponents(gamma);
+  // A uniformly random order, drawn lazily (Fisher-Yates): the pass usually
+  // ends after a few candidates.
+  std::vector<std::uint32_t> order(gamma.size());
+  for (std::size_t r = 0; r < order.size(); ++r) order[r] = static_cast<std::uint32_t>(r);
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const std::size_t j = i + rng.below(order.size() - i);
+    std::swap(order[i], order[j]);
+    const std::size_t r = order[i];
+    if (gamma[r] == 0) return r;  // p_r = 1: heads
+    const u128 p = fixed_point_weight(gamma[r], 127) << 1;  // floor(p_r 2^128), up to the last bit
+    Fraction128 f;
+    f.hi = static_cast<std::uint64_t>(p >> 64);
+    f.lo = static_cast<std::uint64_t>(p);
+    if (bernoulli(rng, f)) return r;
+  }
+  // Unreachable: a best candidate (gamma 0) is in the order and always accepts.
+  throw std::logic_error("permute-and-flip: no candidate accepted");
+}
+
+std::size_t sample_selection(Rng& rng, SelectionMethod method, std::span<const __float128> gamma) {
+  return method == SelectionMethod::Exponential ? sample_exponential(rng, gamma) : sample_permute_and_flip(rng, gamma);
+}
+
+}  // namespace optdp

@@ -1,0 +1,56 @@
+// optdp core: private selection over a public set of candidates
+// (docs/selection.md).
+//
+// Candidates r = 0..k-1 carry scores q_r computed from the data, with
+// sensitivity s (the most any q_r moves between neighbouring databases).
+// Both mechanisms are eps-DP and depend on the scores only through the
+// exponents gamma_r = eps (q* - q_r) / (2 s) >= 0, q* = max_r q_r, i.e.
+// p_r = exp(-gamma_r) in (0, 1], p = 1 for a best candidate:
+//
+// * exponential mechanism: P[r] = p_r / sum_j p_j;
+// * permute-and-flip (McKenna and Sheldon 2020): visit the candidates in a
+//   uniformly random order and return the first whose coin Bernoulli(p_r)
+//   comes up heads; a best candidate always does, so one pass ends. Its
+//   expected score is never below the exponential mechanism's.
+//
+// Sampling never inverts a floating-point uniform. The p_r are irrational, so
+// each is computed in binary128 (expq, relative error a few 2^-113) and
+// truncated to a fixed-point integer; the sampler is then exact for those
+// integers, which gives a total-variation distance from the exact law of at
+// most k 2^-99 for the exponential mechanism and k 2^-110 for
+// permute-and-flip (docs/selection.md derives both). Candidates are limited
+// to kMaxCandidates = 2^24, so both stay below 2^-64.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "core/rng.hpp"
+
+namespace optdp {
+
+enum class SelectionMethod { Exponential, PermuteAndFlip };
+
+inline constexpr std::size_t kMaxCandidates = std::size_t{1} << 24;
+
+// "exponential" or "permute_and_flip"; otherwise std::invalid_argument
+// "method must be 'exponential' or 'permute_and_flip', but is 'x'".
+SelectionMethod parse_selection_method(std::string_view text);
+const char* selection_method_name(SelectionMethod m);
+
+// gamma_r = eps (q* - q_r) / (2 sensitivity), computed in binary128 from the
+// doubles q_r (the difference is exact there up to one rounding). Scores must
+// be finite, eps and sensitivity finite and positive, 1 <= k <= kMaxCandidates
+// (std::invalid_argument otherwise, without quoting a score).
+std::vector<__float128> selection_exponents(std::span<const double> scores, double eps, double sensitivity);
+
+// Index r with probability proportional to exp(-gamma_r). Every gamma_r must
+// be >= 0 (not NaN) and some gamma_r == 0; 1 <= k <= kMaxCandidates.
+std::size_t sample_exponential(Rng& rng, std::span<const __float128> gamma);
+// Permute-and-flip with coins p_r = exp(-gamma_r); same requirements.
+std::size_t sample_permute_and_flip(Rng& rng, std::span<const __float128> gamma);
+std::size_t sample_selection(Rng& rng, SelectionMethod method, std::span<const __float128> gamma);
+
+}  // namespace optdp
