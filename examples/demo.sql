@@ -85,6 +85,6 @@ SELECT key AS diagnosis, count AS patients
 FROM private_groups('SELECT patient_id, diagnosis FROM visits ORDER BY 1', 0.3, 'max_groups=1, delta=1e-6');
 SELECT printf('%.4f', dp_budget_spent()) AS spent, printf('%.4f', dp_budget_remaining()) AS remaining,
        dp_delta_spent() AS delta_spent;
-SELECT id, function, printf('%.4f', epsilon) AS epsilon, delta, released_keys FROM dp_ledger_entries;
+SELECT id, function, printf('%.4f', epsilon) AS epsilon, delta, released_keys FROM dp_ledger_entries();
 -- run_demo.sh then shows the refusal of one more count at alpha 0.5 (cost
 -- 0.693), which no longer fits: here it would end the script with an error.

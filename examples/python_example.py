@@ -140,7 +140,7 @@ def main():
             except sqlite3.OperationalError as e:
                 print(f"query {i}: refused: {e}")
         print("ledger entries:")
-        for id_, function, eps in db.execute("SELECT id, function, epsilon FROM dp_ledger_entries"):
+        for id_, function, eps in db.execute("SELECT id, function, epsilon FROM dp_ledger_entries()"):
             print(f"  {id_}  {function:<14} {eps:.4f}")
         db.close()  # close before the temporary directory (and the ledger) is removed
     return 0

@@ -263,8 +263,16 @@ class Finding7LedgerCannotBeShed(OptdpTestCase):
             for sql in ["SELECT private_count(0.5)", "SELECT dp_budget_spent()", "SELECT dp_budget_remaining()"]:
                 with self.assertRaisesRegex(sqlite3.Error, "dp_ledger_entries"):
                     self.db.execute(sql).fetchall()
+            # The call form cannot be answered by a view: SQLite refuses to call one.
+            with self.assertRaisesRegex(sqlite3.Error, "'dp_ledger_entries' is not a function"):
+                self.db.execute("SELECT count(*) FROM dp_ledger_entries()").fetchall()
             self.db.execute("DROP VIEW temp.dp_ledger_entries")
-            self.assertEqual(self.one("SELECT count(*) FROM dp_ledger_entries"), 1)
+            self.assertEqual(self.one("SELECT count(*) FROM dp_ledger_entries()"), 1)
+            self.db.execute("CREATE TABLE dp_ledger_entries(id)")  # a table in main shadows too
+            with self.assertRaisesRegex(sqlite3.Error, "hides the ledger's own table"):
+                self.db.execute("SELECT private_count(0.5)").fetchall()
+            with self.assertRaisesRegex(sqlite3.Error, "'dp_ledger_entries' is not a function"):
+                self.db.execute("SELECT count(*) FROM dp_ledger_entries()").fetchall()
 
 
 if __name__ == "__main__":
