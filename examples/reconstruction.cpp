@@ -4,7 +4,7 @@
 // attacker may only ask subset-count queries,
 //     SELECT count(*) FROM t WHERE secret AND id IN (...)
 // for random subsets S of the ids, and sees the answers, possibly noisy.
-// Dinur and Nissim (PODS 2003; /work/shared/seeds/001_... section 1.4) showed
+// Dinur and Nissim (PODS 2003) showed
 // that about n log^2 n such answers with error E = o(sqrt(n)) give away
 // almost every secret: solve the linear program
 //     find x in [0,1]^n with |sum_{i in S} x_i - a_S| <= E for every query S,

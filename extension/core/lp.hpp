@@ -1,5 +1,5 @@
 // optdp core: the linear programs behind the papers' optimality theorems,
-// solved with COIN-OR Clp (MATH.md, "Users and their optimal remap" and
+// solved with COIN-OR Clp (docs/math.md, "A user's optimal remap" and
 // "Minimax users"). They are the reference the closed-form answers are
 // checked against: the Bayesian user's optimal mechanism (Ghosh,
 // Roughgarden, Sundararajan), and the minimax user's optimal randomized

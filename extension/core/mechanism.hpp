@@ -1,6 +1,6 @@
 // optdp core: the range-restricted geometric mechanism G(n, alpha), its
 // tridiagonal inverse, and derivation matrices (Ghosh et al.; Gupte and
-// Sundararajan). MATH.md has the formulas.
+// Sundararajan). docs/math.md has the formulas.
 //
 // G[i][z] = c_z alpha^|z - i| with c_z = 1/(1 + alpha) for z in {0, n} and
 // (1 - alpha)/(1 + alpha) inside; so G = A C with A[i][z] = alpha^|i - z|

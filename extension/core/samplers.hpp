@@ -7,12 +7,12 @@
 // * bernoulli(rng, p): exact for every double p in [0, 1].
 // * Geometric(alpha): P[G = k] = (1 - alpha) alpha^k, k >= 0. Sampled digit by
 //   digit: the binary digits of G are independent and digit j is 1 with
-//   probability p_j = a_j / (1 + a_j), a_j = alpha^(2^j) (MATH.md). The p_j
+//   probability p_j = a_j / (1 + a_j), a_j = alpha^(2^j) (docs/math.md). The p_j
 //   are irrational functions of alpha, so each is held as a 128-bit binary
 //   fraction computed once per parameter in binary128 arithmetic
 //   (a_j = exp(2^j * log1p(alpha - 1)); alpha - 1 is exact). This is the one
 //   place where the sampler is not exact; its total-variation distance from
-//   the exact geometric law is bounded in docs/samplers (README: "Exactness"):
+//   the exact geometric law is bounded here (docs/math.md, "The geometric mechanism"; README: "Exactness"):
 //   TV <= sum_j |p~_j - p_j| <= 64 * (200 * 2^-113 + 2^-128) < 2^-97, assuming
 //   libquadmath's expq/log1pq are accurate to 4 ulp (tests compare them with
 //   repeated squaring, which is correctly rounded). Digits whose 128-bit

@@ -55,7 +55,7 @@ Cost parse_cost(std::string_view text) { return parse_cost_spec(text, false).cos
 
 namespace {
 
-// The optimal gamma in long double. L2 (MATH.md):
+// The optimal gamma in long double. L2 (docs/math.md, "The staircase mechanism"):
 //   gamma* = -b/(1-b) + cbrt(b - 2b^2 + 2b^4 - b^5) / (cbrt(2) (1-b)^2),  b = e^-eps.
 // The cube root's argument is (1-b)^3 b (1+b), so with c = cbrt(b(1+b)/2)
 //   gamma* = (c - b) / (1-b) = b (1+2b) / (2 (c^2 + c b + b^2)),
@@ -69,7 +69,7 @@ long double optimal_gamma(long double eps, Cost cost) {
   return std::clamp(b * (1 + 2 * b) / (2 * (c * c + c * b + b * b)), 0.0L, 1.0L);
 }
 
-// The cost of the continuous staircase (MATH.md), with 1 - b computed as
+// The cost of the continuous staircase (docs/math.md), with 1 - b computed as
 // -expm1(-eps) (exact for tiny eps) and the factor b of the outer steps
 // cancelled against the density's normaliser where g = 0.
 long double cost_of(long double eps, long double d, long double g, Cost cost) {

@@ -93,8 +93,8 @@ inline std::int64_t round_to_int64(double v) {
 #endif
 }
 
-// The grid for real-valued sums (docs/sums.md; MATH.md, floating-point
-// safety). Values are clamped into [lower, upper], rounded to the nearest
+// The grid for real-valued sums (docs/sums.md; docs/math.md, "Real outputs on a
+// power-of-two grid"). Values are clamped into [lower, upper], rounded to the nearest
 // multiple of g, and summed as integers; integer noise with sensitivity D()
 // grid steps is added; the release is (sum + noise) * g.
 //

@@ -1,6 +1,6 @@
 // The papers' optimality theorems, checked numerically against linear
-// programs solved with Clp (MATH.md, "Users and their optimal remap" and
-// "Minimax users").
+// programs solved with Clp (docs/math.md, "A user's optimal remap" and
+// "Minimax users and derivability").
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -271,7 +271,7 @@ TEST(MinimaxTheorem, SmallClosedForms) {
 //
 // At face value the range-restricted G(n, alpha) loses alpha/(1+alpha),
 // since P[G(n) != 0 | 0] = 1 - 1/(1+alpha), and not 2 alpha/(1+alpha) as
-// MATH.md says: the paper's 2 alpha/(1+alpha) is for its Example 2.1
+// the paper's example suggests: the paper's 2 alpha/(1+alpha) is for its Example 2.1
 // mechanism, f(d) + Z with range all integers (P[Z != 0]). For n = 1 the
 // optimal remap is the identity, so the face value must equal
 // alpha^1/(1+alpha). Both of the paper's numbers are checked for the

@@ -1,5 +1,5 @@
 // The range-restricted geometric mechanism G(n, alpha), derivation matrices
-// T(alpha, beta) = G(alpha)^-1 G(beta), and the derivability test (MATH.md,
+// T(alpha, beta) = G(alpha)^-1 G(beta), and the derivability test (docs/math.md,
 // "Geometric mechanism" and "Minimax users").
 #include <gtest/gtest.h>
 
@@ -80,7 +80,7 @@ TEST(Geometric, SinglePointRangeIsTheIdentity) {
   for (double alpha : kAlphas) EXPECT_EQ(GeometricMechanism(0, alpha).dense(), (Matrix{{1.0}})) << alpha;
 }
 
-// MATH.md: alpha^|z-k| / (1+alpha) at z in {0, n}, (1-alpha)/(1+alpha) alpha^|z-k| inside.
+// docs/math.md: alpha^|z-k| / (1+alpha) at z in {0, n}, (1-alpha)/(1+alpha) alpha^|z-k| inside.
 TEST(Geometric, EntriesMatchTheFormula) {
   for (std::int64_t n : {1, 2, 3, 9})
     for (double alpha : {0.2, 0.5, 0.95}) {

@@ -1,5 +1,5 @@
 // The Bayesian user's optimal remap of G(n, alpha) against brute force, and
-// the loss and prior parsers (MATH.md, "Users and their optimal remap").
+// the loss and prior parsers (docs/math.md, "A user's optimal remap").
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -10,7 +10,7 @@
 
 using namespace optdp;
 
-// ---- MATH.md reference values (delta = 1) -----------------------------------
+// ---- docs/math.md reference values (delta = 1) -----------------------------------
 
 TEST(StaircaseAnalytics, ReferenceValuesL1) {
   struct Row {

@@ -7,7 +7,7 @@ minimax_loss, dp_derivable.
 
     /usr/bin/python3 tests/python/test_matrices.py --module build/optdp.so [unittest args]
 
-Expected values come from MATH.md's formulas, computed here in Python; the
+Expected values come from docs/math.md's formulas, computed here in Python; the
 matrix identities (rows sum to 1, the alpha ratio, G(n,a) T(a,b) = G(n,b),
 G T = minimax_mechanism) are checked in SQL where that is natural.
 Everything is deterministic and small (the whole file runs in about a second).
@@ -24,7 +24,7 @@ INT64_MIN = -2 ** 63
 
 
 def geometric(n, a):
-    """G(n, a) of MATH.md: P[out = z | true k]."""
+    """G(n, a) of docs/math.md: P[out = z | true k]."""
     def entry(k, z):
         if n == 0:
             return 1.0

@@ -21,7 +21,7 @@ EXACT_EPS = 60
 
 def staircase_moments(eps, delta, gamma):
     """(E|X|, E[X^2]) of the continuous staircase, summed segment by segment
-    from the density of MATH.md (independent of the extension's closed form)."""
+    from the density of docs/math.md (independent of the extension's closed form)."""
     b = math.exp(-eps)
     a = (1 - b) / (2 * delta * (gamma + (1 - gamma) * b))
     m1, m2 = [], []
@@ -53,7 +53,7 @@ def expected_grid(eps, lower, upper):
 
 
 class TestStaircaseReferenceValues(OptdpTestCase):
-    """MATH.md's 6-decimal reference values (Delta = 1), compared to 5e-7."""
+    """docs/math.md's 6-decimal reference values (Delta = 1), compared to 5e-7."""
 
     def close6(self, sql, value):
         got = self.one("select " + sql)
