@@ -16,17 +16,6 @@ namespace optdp {
 
 namespace {
 
-Fraction128 fraction(__float128 p) {
-  Fraction128 f;
-  if (p <= 0) return f;
-  if (p >= 1) return {UINT64_MAX, UINT64_MAX};
-  const __float128 s = ldexpq(p, 64);
-  const __float128 hi = floorq(s);
-  f.hi = static_cast<std::uint64_t>(hi);
-  f.lo = static_cast<std::uint64_t>(floorq(ldexpq(s - hi, 64)));
-  return f;
-}
-
 // c0 = (1 - b)^2 a / ((1 - a)^2 b) for doubles a < b: 1 - a and 1 - b are rounded once each (each used
 // twice), then 4 products and 1 division, so the result is c0 (1 + theta), |theta| <= gamma_9 (docs/levels.md).
 __float128 c0(__float128 a, __float128 b) { return (1 - b) * (1 - b) * a / ((1 - a) * (1 - a) * b); }
@@ -108,7 +97,7 @@ std::vector<double> parse_levels(std::string_view json) {
 
 double keep_probability(double a, double b) { return static_cast<double>(c0(a, b)); }
 
-Fraction128 keep_fraction(double a, double b) { return fraction(c0(a, b)); }
+Fraction128 keep_fraction(double a, double b) { return to_fraction128(c0(a, b)); }
 
 LevelChain::LevelChain(std::vector<double> alphas) : alphas_(std::move(alphas)) {
   check_levels(alphas_);
@@ -161,7 +150,7 @@ std::int64_t RangeLevelChain::transition(int i, std::int64_t o, Rng& rng) const 
   const unsigned __int128 target = units(u);
   unsigned __int128 cum = 0;
   for (std::int64_t z = 0; z < n_; ++z) {
-    if (__builtin_add_overflow(cum, units(fraction(row.entry(z))), &cum)) return z;  // K_z >= 2^128 > U
+    if (__builtin_add_overflow(cum, units(to_fraction128(row.entry(z))), &cum)) return z;  // K_z >= 2^128 > U
     if (target < cum) return z;
   }
   return n_;
@@ -171,11 +160,11 @@ std::vector<Fraction128> RangeLevelChain::transition_masses(int i, std::int64_t 
   check_hook(i, o, n_, alphas_.size());
   std::vector<Fraction128> masses(static_cast<std::size_t>(n_ + 1));
   if (n_ == 0) {
-    masses[0] = fraction(1);
+    masses[0] = to_fraction128(1);
     return masses;
   }
   const TransitionRow row(n_, alphas_[static_cast<std::size_t>(i - 1)], alphas_[static_cast<std::size_t>(i)], o);
-  for (std::int64_t z = 0; z <= n_; ++z) masses[static_cast<std::size_t>(z)] = fraction(row.entry(z));
+  for (std::int64_t z = 0; z <= n_; ++z) masses[static_cast<std::size_t>(z)] = to_fraction128(row.entry(z));
   return masses;
 }
 

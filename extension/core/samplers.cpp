@@ -33,6 +33,17 @@ inline int compare_bytes(Rng& rng, std::uint64_t w) {
 
 }  // namespace
 
+Fraction128 to_fraction128(__float128 p) {
+  Fraction128 f;
+  if (p <= 0) return f;
+  if (p >= 1) return {UINT64_MAX, UINT64_MAX};
+  const __float128 s = ldexpq(p, 64);
+  const __float128 hi = floorq(s);
+  f.hi = static_cast<std::uint64_t>(hi);
+  f.lo = static_cast<std::uint64_t>(floorq(ldexpq(s - hi, 64)));
+  return f;
+}
+
 bool bernoulli(Rng& rng, const Fraction128& p) {
   // U < p with U uniform in [0, 1), compared one byte at a time.
   int c = compare_bytes(rng, p.hi);
@@ -71,12 +82,7 @@ Geometric::Geometric(double alpha) : alpha_(alpha) {
   const __float128 L = log_alpha(alpha);  // < 0
   for (int j = 0; j < kMaxDigits; ++j) {
     const __float128 a = expq(ldexpq(L, j));  // alpha^(2^j)
-    const __float128 p = a / (1 + a);
-    const __float128 s = ldexpq(p, 64);
-    const __float128 hi = floorq(s);
-    Fraction128 f;
-    f.hi = static_cast<std::uint64_t>(hi);
-    f.lo = static_cast<std::uint64_t>(floorq(ldexpq(s - hi, 64)));
+    const Fraction128 f = to_fraction128(a / (1 + a));
     if (f.is_zero()) break;
     digit_[ndigits_++] = f;
   }

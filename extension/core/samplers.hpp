@@ -41,6 +41,10 @@ struct Fraction128 {
   std::uint64_t lo = 0;
   bool is_zero() const { return hi == 0 && lo == 0; }
 };
+// floor(p 2^128) / 2^128 for a binary128 p: 0 for p <= 0, the largest
+// fraction for p >= 1. The one conversion every sampler with an irrational
+// probability uses (docs/math.md, "The geometric mechanism").
+Fraction128 to_fraction128(__float128 p);
 // Bernoulli with a Fraction128 probability: exact for that fraction.
 bool bernoulli(Rng& rng, const Fraction128& p);
 

@@ -116,11 +116,7 @@ std::size_t sample_permute_and_flip(Rng& rng, std::span<const __float128> gamma)
     std::swap(order[i], order[j]);
     const std::size_t r = order[i];
     if (gamma[r] == 0) return r;  // p_r = 1: heads
-    const u128 p = fixed_point_weight(gamma[r], 127) << 1;  // floor(p_r 2^128), up to the last bit
-    Fraction128 f;
-    f.hi = static_cast<std::uint64_t>(p >> 64);
-    f.lo = static_cast<std::uint64_t>(p);
-    if (bernoulli(rng, f)) return r;
+    if (bernoulli(rng, to_fraction128(expq(-gamma[r])))) return r;
   }
   // Unreachable: a best candidate (gamma 0) is in the order and always accepts.
   throw std::logic_error("permute-and-flip: no candidate accepted");

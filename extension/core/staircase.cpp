@@ -17,17 +17,6 @@ namespace {
 
 constexpr const char* kCostDomain = "cost must be 'l1', 'l2' or 'gamma=G' with G in [0, 1], but is ";
 
-Fraction128 to_fraction(__float128 p) {
-  Fraction128 f;
-  if (p <= 0) return f;
-  if (p >= 1) return {UINT64_MAX, UINT64_MAX};
-  const __float128 s = ldexpq(p, 64);
-  const __float128 hi = floorq(s);
-  f.hi = static_cast<std::uint64_t>(hi);
-  f.lo = static_cast<std::uint64_t>(floorq(ldexpq(s - hi, 64)));
-  return f;
-}
-
 }  // namespace
 
 CostSpec parse_cost_spec(std::string_view text, bool allow_gamma) {
@@ -130,7 +119,7 @@ IntegerStaircase::IntegerStaircase(double eps, std::int64_t D, std::int64_t r)
   if (r < 1 || r > D)
     throw std::invalid_argument("r must be in [1, " + std::to_string(D) + "], but is " + std::to_string(r));
   const __float128 b = geo_.alpha();
-  p_low_ = to_fraction(static_cast<__float128>(r) / (static_cast<__float128>(r) + static_cast<__float128>(D - r) * b));
+  p_low_ = to_fraction128(static_cast<__float128>(r) / (static_cast<__float128>(r) + static_cast<__float128>(D - r) * b));
 }
 
 std::int64_t IntegerStaircase::r_for_gamma(double gamma, std::int64_t D) {
