@@ -1,8 +1,8 @@
-"""Shared harness of the optdp Python test files other than test_optdp.py
-(test_sums.py, test_matrices.py): connecting with the module loaded, a base
-TestCase, error assertions, and a main() that understands --module and
---list-classes exactly like test_optdp.py (tests/python/CMakeLists.txt relies
-on --list-classes to register one ctest per TestCase class).
+"""Shared harness of the optdp Python test files: connecting with the module
+loaded, a base TestCase, error assertions, and the one main() of every test
+script, which understands --module and --list-classes
+(tests/python/CMakeLists.txt relies on --list-classes to register one ctest
+per TestCase class).
 
 Standard library only; run under Debian's /usr/bin/python3, whose sqlite3 can
 load extensions.
@@ -92,11 +92,18 @@ class OptdpTestCase(unittest.TestCase):
         return msg
 
 
-def main(module_name, argv):
+def main(module_name, argv, flags=None):
+    """Runs the TestCase classes of module_name: --module PATH (or $OPTDP_MODULE)
+    names the built optdp.so, --list-classes prints the classes for ctest, and
+    flags maps a script's own extra options (e.g. --update-snapshot) to a
+    function called when it is given; the other arguments go to unittest."""
+    flags = flags or {}
     rest = [argv[0]]
     it = iter(argv[1:])
     for arg in it:
-        if arg == "--module":
+        if arg in flags:
+            flags[arg]()
+        elif arg == "--module":
             _module[0] = next(it)
         elif arg.startswith("--module="):
             _module[0] = arg.split("=", 1)[1]

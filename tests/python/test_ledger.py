@@ -44,10 +44,10 @@ import unittest
 from contextlib import closing
 from fractions import Fraction
 
-from optdp_testlib import receive
+import optdp_testlib
+from optdp_testlib import module_path, receive
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MODULE = os.environ.get("OPTDP_MODULE") or os.path.join(HERE, "..", "..", "build", "optdp.so")
 UNITS = 10 ** 12  # ledger units per epsilon
 TIME_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 NO_LEDGER = "%s: no privacy ledger is attached to this connection (see dp_ledger_attach)"
@@ -65,7 +65,7 @@ def connect(path=":memory:", load=True, module=None):
     db = sqlite3.connect(path, isolation_level=None, timeout=30)
     if load:
         db.enable_load_extension(True)
-        db.load_extension(module or MODULE)
+        db.load_extension(module or module_path())
         db.enable_load_extension(False)
     return db
 
@@ -480,8 +480,8 @@ class TestLedgerReload(LedgerTestCase):
         self.attach(10.0)
         self.one("select private_count(0.5) from t")
         self.db.enable_load_extension(True)
-        self.db.load_extension(MODULE)
-        self.db.load_extension(MODULE)
+        self.db.load_extension(module_path())
+        self.db.load_extension(module_path())
         self.db.enable_load_extension(False)
         self.assertEqual(self.one("select dp_budget_spent()"), charge_units(self.u05) / 1e12)
         self.one("select private_count(0.5) from t")  # still charged
@@ -496,11 +496,11 @@ class TestLedgerReload(LedgerTestCase):
     @unittest.skipUnless(shutil.which("sqlite3"), "no sqlite3 shell")
     def test_dot_load_twice_in_the_shell(self):
         script = "\n".join([
-            ".load %s" % MODULE,
+            ".load %s" % module_path(),
             "select dp_ledger_attach('%s', 10);" % self.ledger,
             "create table t(x); insert into t values (1), (2), (3);",
             "select 'count', private_count(0.5) from t;",
-            ".load %s" % MODULE,
+            ".load %s" % module_path(),
             "select 'spent', dp_budget_spent();",
             "select 'count', private_count(0.5) from t;",
             "select dp_seed(1);",
@@ -594,7 +594,7 @@ class TestLedgerExhaustedMidQuery(LedgerTestCase):
         # groups arrive, then the error.
         total = total_of_units(3 * self.u)
         script = "\n".join([
-            ".load %s" % MODULE,
+            ".load %s" % module_path(),
             "select dp_ledger_attach('%s', %r);" % (self.ledger, total),
             "create table s(g);",
             "insert into s select value %% %d from generate_series(1, 40);" % self.GROUPS,
@@ -839,7 +839,7 @@ class TestLedgerConcurrency(LedgerTestCase):
         queries = ["select private_count(0.5) from t",
                    "select laplace_sum(x, %r, 0, 10) from t" % self.u05,
                    "select group_concat(released) from release_levels(3, 10, '[0.5, 0.8]')"]
-        configs = [{"module": MODULE, "ledger": self.ledger, "total": total, "durability": "full",
+        configs = [{"module": module_path(), "ledger": self.ledger, "total": total, "durability": "full",
                     "sql": queries[i % 3], "n": self.QUERIES, "barrier": True} for i in range(self.PROCESSES)]
         t0 = time.monotonic()
         results = run_workers(self, configs)
@@ -875,7 +875,7 @@ class TestLedgerConcurrency(LedgerTestCase):
         self.assertLess(elapsed, 60)
 
     def test_processes_creating_one_ledger_at_once(self):
-        configs = [{"module": MODULE, "ledger": self.ledger, "total": 10.0, "durability": "full",
+        configs = [{"module": module_path(), "ledger": self.ledger, "total": 10.0, "durability": "full",
                     "sql": "select private_count(0.5) from t", "n": 2, "barrier": True, "attach_after_go": True}
                    for _ in range(4)]
         results = run_workers(self, configs)
@@ -931,7 +931,7 @@ class TestLedgerConcurrency(LedgerTestCase):
 
 class TestLedgerSigkill(LedgerTestCase):
     def kill_after(self, lines, durability):
-        cfg = {"module": MODULE, "ledger": self.ledger, "total": 1e6, "durability": durability,
+        cfg = {"module": module_path(), "ledger": self.ledger, "total": 1e6, "durability": durability,
                "sql": "select private_count(0.5) from t", "n": -1, "barrier": False}
         p = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker", json.dumps(cfg)],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -1269,7 +1269,7 @@ class TestLedgerDelta(LedgerTestCase):
 
     def test_old_format_ledger_migrated_by_processes_at_once(self):
         write_old_ledger(self.ledger, 10.0, [0.5])
-        configs = [{"module": MODULE, "ledger": self.ledger, "total": 10.0, "durability": "full",
+        configs = [{"module": module_path(), "ledger": self.ledger, "total": 10.0, "durability": "full",
                     "sql": "select private_count(0.5) from t", "n": 2, "barrier": True, "attach_after_go": True}
                    for _ in range(4)]
         for rc, msgs, err, pid in run_workers(self, configs):
@@ -1327,38 +1327,9 @@ def worker(cfg):
 
 
 def main(argv):
-    global MODULE
     if len(argv) >= 3 and argv[1] == "--worker":
         return worker(json.loads(argv[2]))
-    rest = [argv[0]]
-    it = iter(argv[1:])
-    for arg in it:
-        if arg == "--module":
-            MODULE = next(it)
-        elif arg.startswith("--module="):
-            MODULE = arg.split("=", 1)[1]
-        elif arg == "--list-classes":
-            module = sys.modules[__name__]
-            for name in sorted(dir(module)):
-                obj = getattr(module, name)
-                if (isinstance(obj, type) and issubclass(obj, unittest.TestCase) and
-                        obj.__module__ == __name__ and unittest.TestLoader().getTestCaseNames(obj)):
-                    print(name)
-            return 0
-        else:
-            rest.append(arg)
-    MODULE = os.path.abspath(MODULE)
-    if not os.path.exists(MODULE):
-        print("optdp module not found: %s (give --module or set OPTDP_MODULE)" % MODULE, file=sys.stderr)
-        return 2
-    try:
-        sqlite3.connect(":memory:").enable_load_extension
-    except AttributeError:
-        print("%s: this Python's sqlite3 cannot load extensions; use Debian's /usr/bin/python3" % sys.executable,
-              file=sys.stderr)
-        return 2
-    prog = unittest.main(module=__name__, argv=rest, exit=False)
-    return 0 if prog.result.wasSuccessful() else 1
+    return optdp_testlib.main(__name__, argv)
 
 
 if __name__ == "__main__":

@@ -26,9 +26,11 @@ import sys
 import unittest
 from decimal import Decimal, localcontext
 
+import optdp_testlib
+from optdp_testlib import module_path
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SNAPSHOT = os.path.join(HERE, "function_list.expected")
-MODULE = os.environ.get("OPTDP_MODULE") or os.path.join(HERE, "..", "..", "build", "optdp.so")
 UPDATE_SNAPSHOT = os.environ.get("OPTDP_UPDATE_SNAPSHOT") == "1"
 
 TINY = 1e-300  # noise is 0 except with probability ~2e-300
@@ -47,7 +49,7 @@ def connect(load=True):
     db = sqlite3.connect(":memory:", isolation_level=None)
     if load:
         db.enable_load_extension(True)
-        db.load_extension(MODULE)
+        db.load_extension(module_path())
         db.enable_load_extension(False)
     return db
 
@@ -118,7 +120,7 @@ class TestLoading(OptdpTestCase):
         # Re-registration replaces every function (SQLite releases the old
         # per-connection state through xDestroy); everything keeps working.
         self.db.enable_load_extension(True)
-        self.db.load_extension(MODULE)
+        self.db.load_extension(module_path())
         self.assertEqual(self.one("select private_count(?) from (select 1 union all select 2)", (TINY,)), 2)
         self.assertEqual(self.one("select dp_seed(1)"), "seeded")
         self.assertEqual(self.one("select dp_rng()"), "seeded")
@@ -764,38 +766,10 @@ class TestFunctionListSnapshot(unittest.TestCase):
 
 
 def main(argv):
-    global MODULE, UPDATE_SNAPSHOT
-    rest = [argv[0]]
-    it = iter(argv[1:])
-    for arg in it:
-        if arg == "--module":
-            MODULE = next(it)
-        elif arg.startswith("--module="):
-            MODULE = arg.split("=", 1)[1]
-        elif arg == "--update-snapshot":
-            UPDATE_SNAPSHOT = True
-        elif arg == "--list-classes":
-            module = sys.modules[__name__]
-            for name in sorted(dir(module)):
-                obj = getattr(module, name)
-                if (isinstance(obj, type) and issubclass(obj, unittest.TestCase) and
-                        unittest.TestLoader().getTestCaseNames(obj)):
-                    print(name)
-            return 0
-        else:
-            rest.append(arg)
-    MODULE = os.path.abspath(MODULE)
-    if not os.path.exists(MODULE):
-        print("optdp module not found: %s (give --module or set OPTDP_MODULE)" % MODULE, file=sys.stderr)
-        return 2
-    try:
-        sqlite3.connect(":memory:").enable_load_extension
-    except AttributeError:
-        print("%s: this Python's sqlite3 cannot load extensions; use Debian's /usr/bin/python3" % sys.executable,
-              file=sys.stderr)
-        return 2
-    prog = unittest.main(module=__name__, argv=rest, exit=False)
-    return 0 if prog.result.wasSuccessful() else 1
+    def update_snapshot():
+        global UPDATE_SNAPSHOT
+        UPDATE_SNAPSHOT = True
+    return optdp_testlib.main(__name__, argv, {"--update-snapshot": update_snapshot})
 
 
 if __name__ == "__main__":
