@@ -203,14 +203,6 @@ void check_prior(const std::vector<double>& prior, std::int64_t n) {
                                   format_double(prior[i]));
 }
 
-void check_side_information(std::int64_t n, std::int64_t lo, std::int64_t hi) {
-  if (lo < 0 || lo > n)
-    throw std::invalid_argument("lo must be an integer in [0, n] = [0, " + std::to_string(n) + "], but is " +
-                                std::to_string(lo));
-  if (hi < lo || hi > n)
-    throw std::invalid_argument("hi must be at least lo and at most n, in [" + std::to_string(lo) + ", " +
-                                std::to_string(n) + "], but is " + std::to_string(hi));
-}
 
 void check_n_alpha(std::int64_t n, double alpha) {
   check_n(n, kMaxLpN);
@@ -311,6 +303,15 @@ Matrix to_matrix(const std::vector<double>& sol, std::int64_t n, RowOf row_of) {
 }
 
 }  // namespace
+
+void check_side_information(std::int64_t n, std::int64_t lo, std::int64_t hi) {
+  if (lo < 0 || lo > n)
+    throw std::invalid_argument("lo must be an integer in [0, n] = [0, " + std::to_string(n) + "], but is " +
+                                std::to_string(lo));
+  if (hi < lo || hi > n)
+    throw std::invalid_argument("hi must be an integer in [lo, n] = [" + std::to_string(lo) + ", " +
+                                std::to_string(n) + "], but is " + std::to_string(hi));
+}
 
 LpResult optimal_mechanism_lp(std::int64_t n, double alpha, const Loss& loss, const std::vector<double>& prior) {
   check_n_alpha(n, alpha);

@@ -53,6 +53,9 @@ LpResult optimal_mechanism_lp(std::int64_t n, double alpha, const Loss& loss, co
 // the optimal randomized remap T of G(n, alpha) (row-stochastic,
 // (n+1)x(n+1)) minimising max_{i in S} sum_r' l(i, r') (G T)[i][r'].
 // matrix = T, value = the optimum.
+// The side information [lo, hi] of a minimax user: 0 <= lo <= hi <= n, or
+// std::invalid_argument naming lo or hi.
+void check_side_information(std::int64_t n, std::int64_t lo, std::int64_t hi);
 LpResult minimax_remap_lp(std::int64_t n, double alpha, const Loss& loss, std::int64_t lo, std::int64_t hi);
 
 // min over all alpha-DP oblivious mechanisms x with range {0..n} of

@@ -50,12 +50,7 @@ std::vector<double> prior_arg(sqlite3_value* v, std::int64_t n) {
 // lo and hi: integers with 0 <= lo <= hi <= n.
 std::pair<std::int64_t, std::int64_t> side_information(sqlite3_value* lo_v, sqlite3_value* hi_v, std::int64_t n) {
   const std::int64_t lo = integer_arg(lo_v, "lo"), hi = integer_arg(hi_v, "hi");
-  if (lo < 0 || lo > n)
-    throw std::invalid_argument("lo must be an integer in [0, n] = [0, " + std::to_string(n) + "], but is " +
-                                std::to_string(lo));
-  if (hi < lo || hi > n)
-    throw std::invalid_argument("hi must be an integer in [lo, n] = [" + std::to_string(lo) + ", " +
-                                std::to_string(n) + "], but is " + std::to_string(hi));
+  check_side_information(n, lo, hi);
   return {lo, hi};
 }
 

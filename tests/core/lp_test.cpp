@@ -418,9 +418,9 @@ TEST(LpErrors, SideInformation) {
   EXPECT_EQ(message_of([&] { minimax_mechanism_lp(5, 0.5, loss, -1, 3); }),
             "lo must be an integer in [0, n] = [0, 5], but is -1");
   EXPECT_EQ(message_of([&] { minimax_remap_lp(5, 0.5, loss, 3, 2); }),
-            "hi must be at least lo and at most n, in [3, 5], but is 2");
+            "hi must be an integer in [lo, n] = [3, 5], but is 2");
   EXPECT_EQ(message_of([&] { minimax_mechanism_lp(5, 0.5, loss, 3, 6); }),
-            "hi must be at least lo and at most n, in [3, 5], but is 6");
+            "hi must be an integer in [lo, n] = [3, 5], but is 6");
   EXPECT_NO_THROW(minimax_mechanism_lp(5, 0.5, loss, 5, 5));
   EXPECT_NO_THROW(minimax_remap_lp(5, 0.5, loss, 0, 0));
 }
