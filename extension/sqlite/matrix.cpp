@@ -1,4 +1,4 @@
-// Mechanism matrices and optimal post-processing (issue 4), as table-valued
+// Mechanism matrices and optimal post-processing, as table-valued
 // functions and scalars. The maths is in core/mechanism, core/remap, core/lp;
 // this file reads arguments and streams rows.
 //
