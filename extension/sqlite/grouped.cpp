@@ -23,6 +23,7 @@
 #include "sqlite/args.hpp"
 #include "sqlite/connection.hpp"
 #include "sqlite/functions.hpp"
+#include "sqlite/stmt.hpp"
 #include "sqlite/params.hpp"
 #include "sqlite/sql_text.hpp"
 #include "sqlite/vtab.hpp"
@@ -120,11 +121,6 @@ bool key_less(const Key& a, const Key& b) {
     }
   }
 }
-
-struct StmtDeleter {
-  void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
-};
-using Stmt = std::unique_ptr<sqlite3_stmt, StmtDeleter>;
 
 // Refuses a query that calls a randomised function: run inside a release, it
 // would release and charge once per row it is evaluated for, so the ledger

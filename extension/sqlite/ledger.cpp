@@ -49,11 +49,6 @@ constexpr AddedColumn kAddedColumns[] = {
     {"optdp_charges", "released_keys", "INTEGER"},  // the number of keys a grouped release published
 };
 
-struct Stmt {
-  sqlite3_stmt* p = nullptr;
-  ~Stmt() { sqlite3_finalize(p); }
-};
-
 }  // namespace
 
 Ledger::Ledger(const std::string& path, double total, double total_delta, Durability durability)
@@ -79,9 +74,9 @@ Ledger::Ledger(const std::string& path, double total, double total_delta, Durabi
     // 4 processes). So that step is retried, up to the same busy timeout.
     for (int waited_ms = 0;; waited_ms += kWalRetryMs) {
       Stmt wal;
-      int rc = sqlite3_prepare_v2(db_, "PRAGMA journal_mode=WAL", -1, &wal.p, nullptr);
-      if (rc == SQLITE_OK) rc = sqlite3_step(wal.p);
-      if (rc == SQLITE_ROW && std::string(reinterpret_cast<const char*>(sqlite3_column_text(wal.p, 0))) == "wal") break;
+      int rc = sqlite3_prepare_v2(db_, "PRAGMA journal_mode=WAL", -1, wal.out(), nullptr);
+      if (rc == SQLITE_OK) rc = sqlite3_step(wal);
+      if (rc == SQLITE_ROW && std::string(reinterpret_cast<const char*>(sqlite3_column_text(wal, 0))) == "wal") break;
       if ((rc & 0xff) != SQLITE_BUSY || waited_ms >= kBusyTimeoutMs)
         throw std::runtime_error("cannot put the ledger " + quote_text(path, kMaxPathShown) + " in WAL mode: " + sqlite3_errmsg(db_));
       sqlite3_sleep(kWalRetryMs);
@@ -92,16 +87,16 @@ Ledger::Ledger(const std::string& path, double total, double total_delta, Durabi
       exec(kSchema);
       migrate();
       Stmt meta;
-      if (sqlite3_prepare_v2(db_, "SELECT total_epsilon, total_delta FROM optdp_budget WHERE id = 1", -1, &meta.p,
+      if (sqlite3_prepare_v2(db_, "SELECT total_epsilon, total_delta FROM optdp_budget WHERE id = 1", -1, meta.out(),
                              nullptr) != SQLITE_OK)
         throw std::runtime_error(std::string("cannot read the ledger: ") + sqlite3_errmsg(db_));
-      const int step = sqlite3_step(meta.p);
+      const int step = sqlite3_step(meta);
       if (step == SQLITE_ROW) {
-        const double recorded = sqlite3_column_double(meta.p, 0);
+        const double recorded = sqlite3_column_double(meta, 0);
         if (recorded != total)
           throw std::invalid_argument("the ledger " + quote_text(path, kMaxPathShown) + " records total_epsilon " + format_double(recorded) +
                                       ", but " + format_double(total) + " was asked for");
-        const double recorded_delta = sqlite3_column_double(meta.p, 1);
+        const double recorded_delta = sqlite3_column_double(meta, 1);
         if (recorded_delta != total_delta_)
           throw std::invalid_argument("the ledger " + quote_text(path, kMaxPathShown) + " records total_delta " +
                                       format_double(recorded_delta) + ", but " + format_double(total_delta_) +
@@ -111,14 +106,14 @@ Ledger::Ledger(const std::string& path, double total, double total_delta, Durabi
         if (sqlite3_prepare_v2(db_,
                                "INSERT INTO optdp_budget(id, total_epsilon, total_units, created, total_delta, "
                                "total_delta_units) VALUES (1, ?1, ?2, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?3, ?4)",
-                               -1, &ins.p, nullptr) != SQLITE_OK)
+                               -1, ins.out(), nullptr) != SQLITE_OK)
           throw std::runtime_error(std::string("cannot create the ledger: ") + sqlite3_errmsg(db_));
-        sqlite3_bind_double(ins.p, 1, total);
-        sqlite3_bind_int64(ins.p, 2, total_units_);
-        sqlite3_bind_double(ins.p, 3, total_delta_);
+        sqlite3_bind_double(ins, 1, total);
+        sqlite3_bind_int64(ins, 2, total_units_);
+        sqlite3_bind_double(ins, 3, total_delta_);
         const std::string total_delta_text = delta_units_text(total_delta_units_);
-        sqlite3_bind_text(ins.p, 4, total_delta_text.c_str(), -1, SQLITE_TRANSIENT);
-        if (sqlite3_step(ins.p) != SQLITE_DONE)
+        sqlite3_bind_text(ins, 4, total_delta_text.c_str(), -1, SQLITE_TRANSIENT);
+        if (sqlite3_step(ins) != SQLITE_DONE)
           throw std::runtime_error(std::string("cannot create the ledger: ") + sqlite3_errmsg(db_));
       } else {
         throw std::runtime_error(std::string("cannot read the ledger: ") + sqlite3_errmsg(db_));
@@ -137,17 +132,15 @@ Ledger::Ledger(const std::string& path, double total, double total_delta, Durabi
     dev_ = st.st_dev;
     ino_ = st.st_ino;
     prepare("SELECT total_units, spent_units, total_delta_units, spent_delta_units FROM optdp_budget WHERE id = 1",
-            &read_);
+            read_.out());
     prepare("INSERT INTO optdp_charges(time, function, epsilon, units, sql, pid, delta, delta_units, released_keys) "
             "VALUES (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            &insert_);
+            insert_.out());
     // spent_delta_units is a decimal count beyond SQL's arithmetic: the new
     // value is computed from the one read in the same IMMEDIATE transaction.
-    prepare("UPDATE optdp_budget SET spent_units = spent_units + ?1, spent_delta_units = ?2 WHERE id = 1", &update_);
+    prepare("UPDATE optdp_budget SET spent_units = spent_units + ?1, spent_delta_units = ?2 WHERE id = 1", update_.out());
   } catch (...) {
-    sqlite3_finalize(read_);
-    sqlite3_finalize(insert_);
-    sqlite3_finalize(update_);
+    // The statements are finalized as members; close_v2 waits for them.
     sqlite3_close_v2(db_);
     throw;
   }
@@ -157,13 +150,13 @@ Ledger::Ledger(const std::string& path, double total, double total_delta, Durabi
 // file written before them lacks (a concurrent opener waits, then finds them).
 void Ledger::migrate() {
   Stmt has;
-  if (sqlite3_prepare_v2(db_, "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2", -1, &has.p, nullptr) != SQLITE_OK)
+  if (sqlite3_prepare_v2(db_, "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2", -1, has.out(), nullptr) != SQLITE_OK)
     throw std::runtime_error(std::string("cannot read the ledger: ") + sqlite3_errmsg(db_));
   for (const AddedColumn& c : kAddedColumns) {
-    sqlite3_reset(has.p);
-    sqlite3_bind_text(has.p, 1, c.table, -1, SQLITE_STATIC);
-    sqlite3_bind_text(has.p, 2, c.column, -1, SQLITE_STATIC);
-    const int rc = sqlite3_step(has.p);
+    sqlite3_reset(has);
+    sqlite3_bind_text(has, 1, c.table, -1, SQLITE_STATIC);
+    sqlite3_bind_text(has, 2, c.column, -1, SQLITE_STATIC);
+    const int rc = sqlite3_step(has);
     if (rc == SQLITE_ROW) continue;
     if (rc != SQLITE_DONE) throw std::runtime_error(std::string("cannot read the ledger: ") + sqlite3_errmsg(db_));
     exec(("ALTER TABLE " + std::string(c.table) + " ADD COLUMN " + c.column + " " + c.definition).c_str());
@@ -176,9 +169,7 @@ bool Ledger::is_ledger_file(const char* file) const {
 }
 
 Ledger::~Ledger() {
-  sqlite3_finalize(read_);
-  sqlite3_finalize(insert_);
-  sqlite3_finalize(update_);
+  // The statements are finalized after this, as members; close_v2 waits for them.
   sqlite3_close_v2(db_);
 }
 
@@ -304,20 +295,20 @@ std::vector<Ledger::Entry> Ledger::entries() {
   if (sqlite3_prepare_v2(db_,
                          "SELECT id, time, function, epsilon, delta, released_keys, sql, pid FROM optdp_charges "
                          "ORDER BY id",
-                         -1, &q.p, nullptr) != SQLITE_OK)
+                         -1, q.out(), nullptr) != SQLITE_OK)
     throw std::runtime_error("the ledger " + quote_text(path_, kMaxPathShown) + " cannot be read: " + sqlite3_errmsg(db_));
   std::vector<Entry> out;
   int rc;
-  while ((rc = sqlite3_step(q.p)) == SQLITE_ROW) {
+  while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
     Entry e;
-    e.id = sqlite3_column_int64(q.p, 0);
-    e.time = reinterpret_cast<const char*>(sqlite3_column_text(q.p, 1));
-    e.function = reinterpret_cast<const char*>(sqlite3_column_text(q.p, 2));
-    e.epsilon = sqlite3_column_double(q.p, 3);
-    e.delta = sqlite3_column_double(q.p, 4);
-    if (sqlite3_column_type(q.p, 5) != SQLITE_NULL) e.released_keys = sqlite3_column_int64(q.p, 5);
-    if (sqlite3_column_type(q.p, 6) != SQLITE_NULL) e.sql = reinterpret_cast<const char*>(sqlite3_column_text(q.p, 6));
-    e.pid = sqlite3_column_int64(q.p, 7);
+    e.id = sqlite3_column_int64(q, 0);
+    e.time = reinterpret_cast<const char*>(sqlite3_column_text(q, 1));
+    e.function = reinterpret_cast<const char*>(sqlite3_column_text(q, 2));
+    e.epsilon = sqlite3_column_double(q, 3);
+    e.delta = sqlite3_column_double(q, 4);
+    if (sqlite3_column_type(q, 5) != SQLITE_NULL) e.released_keys = sqlite3_column_int64(q, 5);
+    if (sqlite3_column_type(q, 6) != SQLITE_NULL) e.sql = reinterpret_cast<const char*>(sqlite3_column_text(q, 6));
+    e.pid = sqlite3_column_int64(q, 7);
     out.push_back(std::move(e));
   }
   if (rc != SQLITE_DONE) throw std::runtime_error("the ledger " + quote_text(path_, kMaxPathShown) + " cannot be read: " + sqlite3_errmsg(db_));

@@ -25,6 +25,7 @@
 
 #include "core/budget.hpp"
 #include "sqlite/api.hpp"
+#include "sqlite/stmt.hpp"
 
 namespace optdp::sql {
 
@@ -97,9 +98,7 @@ class Ledger {
   DeltaUnits total_delta_units_;
   Durability durability_;
   sqlite3* db_ = nullptr;
-  sqlite3_stmt* read_ = nullptr;
-  sqlite3_stmt* insert_ = nullptr;
-  sqlite3_stmt* update_ = nullptr;
+  Stmt read_, insert_, update_;
 };
 
 }  // namespace optdp::sql
