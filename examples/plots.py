@@ -1,7 +1,10 @@
 #!/usr/bin/python3
 """Draws the two figures of docs/ from optdp's own SQL functions.
 
-    /usr/bin/python3 examples/plots.py [--module build/optdp.so] [--out docs]
+    /usr/bin/python3 examples/plots.py [--module build/optdp.so] [--out build/plots]
+
+The committed pictures in docs/ are regenerated only on request:
+    /usr/bin/python3 examples/plots.py --out docs
 
 Needs Debian's python3 (its sqlite3 can load extensions) and python3-matplotlib
 (in scripts/install-deps.sh). Writes, into the --out directory:
@@ -128,7 +131,8 @@ def plot_remap(db, path):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--module", default=os.path.join(ROOT, "build", "optdp.so"), help="path to optdp.so")
-    ap.add_argument("--out", default=os.path.join(ROOT, "docs"), help="directory for the PNG files")
+    ap.add_argument("--out", default=os.path.join(ROOT, "build", "plots"),
+                    help="directory for the PNG files (docs to regenerate the committed ones)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     db = connect(os.path.abspath(args.module))

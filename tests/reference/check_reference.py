@@ -60,9 +60,13 @@ def run_block(shell, module, fixture, sql_statements, workdir):
     db = os.path.join(workdir, "hospital.db")
     if os.path.exists(db):
         os.remove(db)
-    for f in os.listdir(workdir):
-        if f.startswith("hospital.ledger"):
-            os.remove(os.path.join(workdir, f))
+    # The examples put their ledgers under build/, as a user running them
+    # from the repository root would; each block starts with none.
+    os.makedirs(os.path.join(workdir, "build"), exist_ok=True)
+    for d in (workdir, os.path.join(workdir, "build")):
+        for f in os.listdir(d):
+            if ".ledger" in f:
+                os.remove(os.path.join(d, f))
     subprocess.run([shell, db], input=fixture, text=True, check=True, cwd=workdir)
     r = subprocess.run([shell, db, "-cmd", ".load " + module], input="\n".join(script) + "\n", text=True,
                        capture_output=True, cwd=workdir, timeout=120)

@@ -1,0 +1,75 @@
+#!/usr/bin/python3
+"""Runs every ```python and ```c snippet of README.md as written, from a
+directory laid out as the repository root after the demo command:
+build/optdp.so (the module under test) and build/hospital.db (the sample
+database, from sql/fixtures/hospital.sql). (The ```sql blocks are run by
+check_reference.py.) A snippet must exit 0 and print something.
+
+usage: check_readme_snippets.py SQLITE3 MODULE SOURCE_DIR [CC]
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+
+def snippets(markdown, language):
+    """Yields (line number, source) of every ```<language> block, indentation removed."""
+    lines = markdown.split("\n")
+    i = 0
+    while i < len(lines):
+        m = re.fullmatch(r"(\s*)```" + language, lines[i])
+        if m:
+            indent, start, body = len(m.group(1)), i + 1, []
+            i += 1
+            while i < len(lines) and lines[i].strip() != "```":
+                body.append(lines[i][indent:])
+                i += 1
+            yield start + 1, "\n".join(body) + "\n"
+        i += 1
+
+
+def main(argv):
+    shell, module, src = argv[1], os.path.abspath(argv[2]), argv[3]
+    cc = argv[4] if len(argv) > 4 else "cc"
+    with open(os.path.join(src, "README.md")) as f:
+        readme = f.read()
+    failures, ran = [], 0
+    with tempfile.TemporaryDirectory() as root:
+        build = os.path.join(root, "build")
+        os.makedirs(build)
+        os.symlink(module, os.path.join(build, "optdp.so"))
+        with open(os.path.join(src, "sql", "fixtures", "hospital.sql")) as f:
+            subprocess.run([shell, os.path.join(build, "hospital.db")], stdin=f, check=True)
+        for language in ("python", "c"):
+            for line_no, source in snippets(readme, language):
+                where = "README.md:%d (%s)" % (line_no, language)
+                if language == "python":
+                    cmd = ["/usr/bin/python3", "-c", source]
+                else:
+                    path = os.path.join(root, "snippet%d.c" % line_no)
+                    with open(path, "w") as f:
+                        f.write(source)
+                    exe = os.path.join(root, "snippet%d" % line_no)
+                    c = subprocess.run([cc, path, "-o", exe, "-lsqlite3"], capture_output=True, text=True)
+                    if c.returncode != 0:
+                        failures.append("%s: does not compile:\n%s" % (where, c.stderr))
+                        continue
+                    cmd = [exe]
+                r = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=120)
+                ran += 1
+                print("%s: exit %d, output %r" % (where, r.returncode, r.stdout.strip()))
+                if r.returncode != 0 or not r.stdout.strip():
+                    failures.append("%s: exit %d\n%s%s" % (where, r.returncode, r.stdout, r.stderr))
+    for f in failures:
+        print("FAIL", f)
+    if ran == 0:
+        failures.append("no python or c snippet found in README.md")
+        print("FAIL no snippet found")
+    print("%d snippets run, %d failures" % (ran, len(failures)))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
