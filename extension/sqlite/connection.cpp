@@ -12,24 +12,31 @@ namespace optdp::sql {
 
 namespace {
 std::mutex registry_mutex;
-std::map<sqlite3*, Connection*>& registry() {
-  static auto* r = new std::map<sqlite3*, Connection*>();  // never destroyed: used from atexit-time closes
-  return *r;
-}
+// The Connection of every open connection. Allocated while one exists and
+// freed with the last: not a static object, because a connection may be
+// closed from an atexit handler after static destructors ran, and not
+// leaked, because SQLite unloads the module when its last connection
+// closes, and a pointer in unloaded memory would leave the map unreachable.
+std::map<sqlite3*, Connection*>* registry = nullptr;
 }  // namespace
 
 Connection::Connection(sqlite3* db) : db_(db) {}
 
-
 Connection::~Connection() {
   std::lock_guard<std::mutex> lock(registry_mutex);
-  auto it = registry().find(db_);
-  if (it != registry().end() && it->second == this) registry().erase(it);
+  if (!registry) return;
+  auto it = registry->find(db_);
+  if (it != registry->end() && it->second == this) registry->erase(it);
+  if (registry->empty()) {
+    delete registry;
+    registry = nullptr;
+  }
 }
 
 Connection* Connection::for_db(sqlite3* db) {
   std::lock_guard<std::mutex> lock(registry_mutex);
-  auto& r = registry();
+  if (!registry) registry = new std::map<sqlite3*, Connection*>();
+  auto& r = *registry;
   auto it = r.find(db);
   Connection* c = it != r.end() ? it->second : nullptr;
   if (!c) {
