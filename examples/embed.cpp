@@ -8,17 +8,17 @@
 // Build and run (examples/CMakeLists.txt defines the target):
 //   cmake --build build --target optdp_embed_example
 //   ./build/examples/optdp_embed_example
+// Outside this tree, against an installed optdp: find_package(optdp CONFIG
+// REQUIRED) and link optdp::optdp_static (tests/install/consumer does).
 //
 // It prints a few private counts and a private sum beside the true values.
 // The noise comes from the operating system's CSPRNG, so the private values
 // change from run to run.
+#include <optdp/optdp.h>  // sqlite3_optdp_init, the entry point SQLite would look up in optdp.so
 #include <sqlite3.h>
 
 #include <cstdio>
 #include <cstdlib>
-
-// optdp's entry point, the one SQLite would look up in optdp.so.
-extern "C" int sqlite3_optdp_init(sqlite3* db, char** pzErrMsg, const sqlite3_api_routines* pApi);
 
 namespace {
 
