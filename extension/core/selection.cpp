@@ -9,6 +9,8 @@ extern "C" {
 #include <quadmath.h>
 }
 
+#include <boost/math/special_functions/legendre.hpp>
+
 #include "core/format.hpp"
 #include "core/samplers.hpp"
 
@@ -120,6 +122,48 @@ std::size_t sample_permute_and_flip(Rng& rng, std::span<const __float128> gamma)
   }
   // Unreachable: a best candidate (gamma 0) is in the order and always accepts.
   throw std::logic_error("permute-and-flip: no candidate accepted");
+}
+
+std::vector<double> selection_probabilities(std::span<const __float128> gamma, SelectionMethod method) {
+  check_exponents(gamma);
+  if (gamma.size() > kMaxProbabilityCandidates)
+    throw std::invalid_argument("the number of candidates must be at most " +
+                                std::to_string(kMaxProbabilityCandidates) + ", but is " + std::to_string(gamma.size()));
+  const std::size_t k = gamma.size();
+  std::vector<long double> p(k);
+  for (std::size_t r = 0; r < k; ++r) p[r] = static_cast<long double>(expq(-gamma[r]));
+  std::vector<double> out(k);
+  if (method == SelectionMethod::Exponential) {
+    long double total = 0;
+    for (const long double x : p) total += x;  // >= 1: a best candidate has p = 1
+    for (std::size_t r = 0; r < k; ++r) out[r] = static_cast<double>(p[r] / total);
+    return out;
+  }
+  // Gauss-Legendre on [0, 1]: n nodes integrate polynomials of degree
+  // 2n - 1 exactly, and the integrand has degree k - 1.
+  const unsigned n = static_cast<unsigned>(k / 2 + 1);
+  std::vector<long double> t, w;
+  for (const double x : boost::math::legendre_p_zeros<double>(static_cast<int>(n))) {
+    const double d = boost::math::legendre_p_prime<double>(static_cast<int>(n), x);
+    const long double weight = 1.0L / ((1.0L - static_cast<long double>(x) * x) * d * d);  // 2/(..) on [-1, 1], halved
+    t.push_back((1.0L + x) / 2);
+    w.push_back(weight);
+    if (x != 0) {
+      t.push_back((1.0L - x) / 2);
+      w.push_back(weight);
+    }
+  }
+  // log prod_j (1 - p_j t) at each node (t < 1, so no factor is 0), then
+  // P[r] = p_r sum_i w_i exp(L_i - log(1 - p_r t_i)).
+  std::vector<long double> L(t.size(), 0.0L);
+  for (std::size_t i = 0; i < t.size(); ++i)
+    for (std::size_t j = 0; j < k; ++j) L[i] += std::log1p(-p[j] * t[i]);
+  for (std::size_t r = 0; r < k; ++r) {
+    long double s = 0;
+    for (std::size_t i = 0; i < t.size(); ++i) s += w[i] * std::exp(L[i] - std::log1p(-p[r] * t[i]));
+    out[r] = static_cast<double>(p[r] * s);
+  }
+  return out;
 }
 
 std::size_t sample_selection(Rng& rng, SelectionMethod method, std::span<const __float128> gamma) {

@@ -53,4 +53,12 @@ std::size_t sample_exponential(Rng& rng, std::span<const __float128> gamma);
 std::size_t sample_permute_and_flip(Rng& rng, std::span<const __float128> gamma);
 std::size_t sample_selection(Rng& rng, SelectionMethod method, std::span<const __float128> gamma);
 
+// The law of each mechanism, P[r] for every candidate, to double precision:
+// exponential p_r / sum_j p_j; permute-and-flip p_r * int_0^1 prod_{j != r}
+// (1 - p_j t) dt, whose integrand is a polynomial of degree k - 1, so
+// Gauss-Legendre quadrature with k/2 + 1 nodes is exact up to rounding
+// (O(k^2) work). Same requirements on gamma; at most kMaxProbabilityCandidates.
+inline constexpr std::size_t kMaxProbabilityCandidates = 10000;
+std::vector<double> selection_probabilities(std::span<const __float128> gamma, SelectionMethod method);
+
 }  // namespace optdp
