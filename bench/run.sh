@@ -5,6 +5,7 @@
 #   bench/run.sh timing               # only release_timing (a release with and without matching rows)
 #   bench/run.sh sql sampler          # any of: sampler sql matrix timing grouped
 #   bench/run.sh grouped              # private_groups vs its SQL baseline, 10M rows (not in the default set)
+#   bench/run.sh select               # private_select over 10,000 candidates (not in the default set)
 #   GROUPED_ARGS="--rows 1000000 --reps 7" bench/run.sh grouped
 #   ROWS=1000000 bench/run.sh sql     # smaller SQL table
 #   BUILD_DIR=/tmp/b bench/run.sh     # another build directory (default: build-bench)
@@ -32,7 +33,8 @@ for b in "${benches[@]}"; do
     matrix) ;;
     timing) targets+=(release_timing) ;;
     grouped) ;;
-    *) echo "bench/run.sh: unknown benchmark '$b' (sampler, sql, matrix, timing, grouped)" >&2; exit 2 ;;
+    select) ;;
+    *) echo "bench/run.sh: unknown benchmark '$b' (sampler, sql, matrix, timing, grouped, select)" >&2; exit 2 ;;
   esac
 done
 
@@ -65,5 +67,9 @@ for b in "${benches[@]}"; do
       # shellcheck disable=SC2086
       "$python" "$root/bench/grouped_bench.py" --module "$build/optdp.so" --dir "$build/grouped_bench" \
         ${GROUPED_ARGS:-} | tee "$build/grouped_bench.txt" ;;
+    select)
+      echo "== select_bench"
+      # shellcheck disable=SC2086
+      "$python" "$root/bench/select_bench.py" --optdp "$build/optdp.so" ${SELECT_ARGS:-} | tee "$build/select_bench.txt" ;;
   esac
 done

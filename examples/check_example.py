@@ -6,6 +6,7 @@
     check_example.py reconstruction --exe PROGRAM
     check_example.py plots          --python PY --module SO --out DIR
     check_example.py demo           --shell SQLITE3 --module SO
+    check_example.py auction        --python PY --module SO
 
 The checks are about the shape of the output and what must hold whatever the
 noise (true values, integers, the attack's success and failure by a wide
@@ -124,9 +125,29 @@ def check_demo(args):
            "the refused release")
 
 
+def check_auction(args):
+    out = run([args.python, os.path.join(HERE, "auction.py"), args.module, "--seed", "2026"])
+    m = re.search(r"^OPT = ([\d.]+) at price", out, re.M)
+    expect(m is not None, "OPT printed")
+    opt = float(m.group(1))
+    bound = float(re.search(r"= (-?[\d.]+)$", out.split("theorem's bound")[1].splitlines()[0]).group(1))
+    rows = {r[0]: (float(r[1]), float(r[2])) for r in re.findall(r"^(exponential|permute_and_flip)\s+([\d.]+)\s+([\d.]+)",
+                                                                   out, re.M)}
+    expect(set(rows) == {"exponential", "permute_and_flip"}, "both mechanisms ran")
+    # The theorem holds for the expectation; the mean of 2000 releases is within a
+    # few revenue units of it (revenues lie in [0, OPT], so its standard error is
+    # below OPT / sqrt(2000) < 0.023 OPT), far from the bound's margin.
+    for method, (mean, exact) in rows.items():
+        expect(exact >= bound, f"{method}: exact expected revenue {exact} >= the theorem's bound {bound}")
+        expect(abs(mean - exact) <= 0.1 * opt, f"{method}: mean revenue {mean} near its exact expectation {exact}")
+        expect(mean >= bound, f"{method}: mean revenue {mean} >= the theorem's bound {bound}")
+    expect(rows["permute_and_flip"][1] >= rows["exponential"][1] - 1e-9,
+           "permute-and-flip's expected revenue is at least the exponential mechanism's")
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("example", choices=["python", "embed", "reconstruction", "plots", "demo"])
+    ap.add_argument("example", choices=["python", "embed", "reconstruction", "plots", "demo", "auction"])
     ap.add_argument("--python", default="/usr/bin/python3")
     ap.add_argument("--module")
     ap.add_argument("--exe")

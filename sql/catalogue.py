@@ -882,6 +882,34 @@ def levels_json_probes():
     ]
 
 
+def select_checks(sig):
+    """private_select: every parameter is read, then eps, sensitivity, method in order."""
+    c = [literal_param(p) for p in sig if p not in ("candidate", "score")]
+    c += [number("eps"), positive("eps")]
+    if "sensitivity" in sig:
+        c += [number("sensitivity"), positive("sensitivity")]
+    if "method" in sig:
+        c += [text_type("method", "'exponential' or 'permute_and_flip'"),
+              keyword("method", ("exponential", "permute_and_flip"),
+                      lambda v: "method must be 'exponential' or 'permute_and_flip', but is " + quote_text(v.py))]
+    return c  # candidate and score are never errors
+
+
+def scores_json_probes():
+    e = lambda why, off: json_error("scores", ARR, why, off)
+    return [
+        text("not JSON", "abc", expect=e("'[' was expected", 0)),
+        jtext("JSON: unterminated", "[1", e("']' was expected", 2)),
+        jtext("JSON: string entry", '["1"]', e("a number was expected", 1)),
+        jtext("JSON: number out of range", "[1e999]", e("the number 1e999 is out of range", 6)),
+        jtext("JSON: empty", "[]", "scores must hold at least one score, but is []"),
+        jtext("JSON: one score", "[7]", "ok"),
+        jsql("JSON: 10000 scores (the cap)", json_array_sql(10000, "1"), "ok"),
+        jsql("JSON: 10001 scores", json_array_sql(10001, "1"), e("it has more than 10000 elements", 20001)),
+        nul_text("[1]", e("text follows the array", 3)),
+    ]
+
+
 def matrix_json_probes():
     e = lambda why, off: json_error("matrix", MAT, why, off)
     row1001 = "'[1' || replace(hex(zeroblob(1000)), '00', ',0') || ']'"
@@ -1000,6 +1028,28 @@ FUNCTIONS = [
            number("epsilon"), positive("epsilon"), groups_eps_floor("epsilon")],
        signatures=[("rows_query", "epsilon", "options", "keys_query")], required=2,
        skip_standard=("rows_query", "options", "keys_query"), probes=private_groups_probes(), release=True),
+    Fn("private_select", "aggregate",
+       [("candidate", "x", "any value (a public candidate)"),
+        ("score", "x", "any value, read as sum() reads it (NULL, NaN and non-numbers as 0, +-inf as +-DBL_MAX)"),
+        ("eps", "1.0", EPS_DOM + LIT), ("sensitivity", "1", EPS_DOM + LIT),
+        ("method", "'permute_and_flip'", "'exponential' or 'permute_and_flip'" + LIT)],
+       [3, 4, 5], select_checks,
+       signatures=[("candidate", "score", "eps"), ("candidate", "score", "eps", "sensitivity"),
+                   ("candidate", "score", "eps", "sensitivity", "method")],
+       probes={"method": bad_keyword_probes(["exponential"], [text("'gumbel'", "gumbel")])}),
+    Fn("selection_probabilities", "table",
+       [("scores", "'[1, 5, 3]'", "a JSON array of 1 to 10000 finite numbers"), ("eps", "1.0", EPS_DOM),
+        ("sensitivity", "1", EPS_DOM), ("method", "'permute_and_flip'", "'exponential' or 'permute_and_flip'")],
+       [4], lambda sig: [text_type("scores", "a JSON array of numbers"), json_start("scores", ARR),
+                         number("eps"), positive("eps")] +
+                        ([number("sensitivity"), positive("sensitivity")] if "sensitivity" in sig else []) +
+                        ([text_type("method", "'exponential' or 'permute_and_flip'"),
+                          keyword("method", ("exponential", "permute_and_flip"),
+                                  lambda v: "method must be 'exponential' or 'permute_and_flip', but is " +
+                                  quote_text(v.py))] if "method" in sig else []),
+       signatures=[("scores", "eps"), ("scores", "eps", "sensitivity"), ("scores", "eps", "sensitivity", "method")],
+       required=2, probes={"scores": scores_json_probes(),
+                           "method": bad_keyword_probes(["exponential"], [text("'gumbel'", "gumbel")])}),
     Fn("geometric_matrix", "table", [("n", "4", "an INTEGER in [0, 5000]"), ("alpha", "0.5", ALPHA_DOM)], [2],
        matrix_checks, probes={"n": [num("5000 (the cap)", 5000), num("5001", 5001)]}),
     Fn("derivation_matrix", "table",
@@ -1343,8 +1393,8 @@ def cases_for(fn):
         # read (no message can depend on the rows, or on whether any matched).
         if fn.kind == "aggregate":
             for arg in (sig if len(sig) <= 5 else sig[-1:]):
-                if arg == "x":
-                    continue
+                if fn.default(arg) == "x":
+                    continue  # a row value, not a parameter
                 first = defaults[arg]
                 others = [V("NULL", "NULL", "null"), V("text", "'abc'", "text", "abc")]
                 if first.kind == "text":
@@ -1810,10 +1860,15 @@ def build():
     cases += special_cases()
     for c in cases:
         e = c["expect"]
-        if (e.get("ok") or e.get("or_ok")) and c["function"] not in ("dp_ledger_entries", "private_groups"):
+        empty_select = c["function"] == "private_select" and (c.get("form") == "empty" or
+                                                              c.get("argument") == "candidate")
+        if (e.get("ok") or e.get("or_ok")) and c["function"] not in ("dp_ledger_entries", "private_groups") \
+                and not empty_select:
             # No optdp function returns NULL for a valid call, except where NULL
             # means "not released": private_groups' sum and mean of a count-only
-            # release, and the mean where the noisy count is not positive.
+            # release, and the mean where the noisy count is not positive; and
+            # private_select over no candidates (nothing to choose from), or
+            # choosing a NULL candidate.
             e["not_null"] = True
     ids = [c["id"] for c in cases]
     dup = {i for i in ids if ids.count(i) > 1}

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -93,12 +94,34 @@ std::vector<__float128> selection_exponents(std::span<const double> scores, doub
 
 std::size_t sample_exponential(Rng& rng, std::span<const __float128> gamma) {
   check_exponents(gamma);
+  const std::size_t k = gamma.size();
+  // exp(-72) < 2^-103: such a candidate's weight floor(p 2^100) is 0, and
+  // its coin below is tails, without computing p (the one costly step, about
+  // a microsecond in binary128).
+  constexpr __float128 kNegligible = 72;
+  std::size_t live = 0;
+  double estimate = 0;  // sum_r p_r in double: only to choose the cheaper way
+  for (const __float128 g : gamma)
+    if (g < kNegligible) ++live, estimate += std::exp(-static_cast<double>(g));
+  // Two exact ways to draw r with probability ~ p_r (the same p_r, truncated
+  // the same way up to 2^-100; docs/selection.md). Rejection: propose r
+  // uniformly and accept with probability p_r; about k / sum p proposals,
+  // each computing one p_r, so it wins when many candidates are near the
+  // best (sum p large). Otherwise the weights of the live candidates.
+  if (static_cast<double>(k) / estimate < static_cast<double>(live) / 4) {
+    for (;;) {
+      const std::size_t r = rng.below(k);
+      if (gamma[r] == 0) return r;
+      if (gamma[r] < kNegligible && bernoulli(rng, to_fraction128(expq(-gamma[r])))) return r;
+    }
+  }
   // Weights floor(p_r 2^100): a best candidate weighs 2^100, the total is
   // below 2^124 (k <= 2^24), and the draw is exact for these weights.
   constexpr int kBits = 100;
-  std::vector<u128> w(gamma.size());
+  std::vector<u128> w(k, 0);
   u128 total = 0;
-  for (std::size_t r = 0; r < gamma.size(); ++r) total += w[r] = fixed_point_weight(gamma[r], kBits);
+  for (std::size_t r = 0; r < k; ++r)
+    if (gamma[r] < kNegligible) total += w[r] = fixed_point_weight(gamma[r], kBits);
   u128 u = uniform_below(rng, total);
   for (std::size_t r = 0; r < w.size(); ++r) {
     if (u < w[r]) return r;
@@ -153,16 +176,22 @@ std::vector<double> selection_probabilities(std::span<const __float128> gamma, S
       w.push_back(weight);
     }
   }
-  // log prod_j (1 - p_j t) at each node (t < 1, so no factor is 0), then
+  // Candidates with equal coins have equal probabilities: work on the
+  // distinct coins and their multiplicities (scores often tie, e.g. counts).
+  std::map<long double, std::size_t> coins;
+  for (const long double x : p) ++coins[x];
+  // L_i = log prod_j (1 - p_j t_i) (t < 1, so no factor is 0), then
   // P[r] = p_r sum_i w_i exp(L_i - log(1 - p_r t_i)).
   std::vector<long double> L(t.size(), 0.0L);
   for (std::size_t i = 0; i < t.size(); ++i)
-    for (std::size_t j = 0; j < k; ++j) L[i] += std::log1p(-p[j] * t[i]);
-  for (std::size_t r = 0; r < k; ++r) {
+    for (const auto& [x, m] : coins) L[i] += static_cast<long double>(m) * std::log1p(-x * t[i]);
+  std::map<long double, double> law;
+  for (const auto& c : coins) {
     long double s = 0;
-    for (std::size_t i = 0; i < t.size(); ++i) s += w[i] * std::exp(L[i] - std::log1p(-p[r] * t[i]));
-    out[r] = static_cast<double>(p[r] * s);
+    for (std::size_t i = 0; i < t.size(); ++i) s += w[i] * std::exp(L[i] - std::log1p(-c.first * t[i]));
+    law[c.first] = static_cast<double>(c.first * s);
   }
+  for (std::size_t r = 0; r < k; ++r) out[r] = law[p[r]];
   return out;
 }
 

@@ -17,7 +17,7 @@
 // each is computed in binary128 (expq, relative error a few 2^-113) and
 // truncated to a fixed-point integer; the sampler is then exact for those
 // integers, which gives a total-variation distance from the exact law of at
-// most k 2^-99 for the exponential mechanism and k 2^-110 for
+// most k 2^-99 for the exponential mechanism and k 2^-109 for
 // permute-and-flip (docs/selection.md derives both). Candidates are limited
 // to kMaxCandidates = 2^24, so both stay below 2^-64.
 #pragma once

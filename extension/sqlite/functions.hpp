@@ -33,7 +33,7 @@ void staircase_gamma_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
 void noise_cost_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
 void dp_sum_grid_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
 
-// matrix.cpp: table-valued functions and scalars of issue 4
+// matrix.cpp: mechanism matrices, optimal remaps and their losses (table-valued functions and scalars)
 struct TableFunction;
 extern const TableFunction kGeometricMatrix, kDerivationMatrix, kStaircasePmf, kOptimalRemap, kOptimalMechanism,
     kMinimaxRemap, kMinimaxMechanism;
@@ -51,6 +51,16 @@ void (*private_count_levels_of_final(int k))(sqlite3_context*);
 extern const TableFunction kReleaseLevels;
 // grouped.cpp
 extern const TableFunction kPrivateGroups;
+
+// select.cpp: private_select(candidate, score, eps [, sensitivity [, method]]), selection_probabilities
+void private_select_step(sqlite3_context* ctx, int argc, sqlite3_value** argv);
+void private_select_final3(sqlite3_context* ctx);
+void private_select_final4(sqlite3_context* ctx);
+void private_select_final5(sqlite3_context* ctx);
+void check_select_params(const std::vector<Param>& p);
+extern const TableFunction kSelectionProbabilities;
+
+
 
 // budget.cpp: the privacy ledger
 void dp_ledger_attach_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);

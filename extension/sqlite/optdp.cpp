@@ -17,6 +17,7 @@
 #include <span>
 
 #include "core/levels.hpp"
+#include "optdp/optdp.h"  // the entry point's public declaration: checked against its definition here
 #include "sqlite/api.hpp"
 #include "sqlite/connection.hpp"
 #include "sqlite/functions.hpp"
@@ -32,7 +33,9 @@ using Scalar = void (*)(sqlite3_context*, int, sqlite3_value**);
 using Final = void (*)(sqlite3_context*);
 
 constexpr int kDeterministic = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS;
-constexpr int kRandom = SQLITE_UTF8;                       // never DETERMINISTIC
+// Reads state that changes between calls (the ledger, the noise source), so
+// never DETERMINISTIC: SQLite must not evaluate it once and reuse the value.
+constexpr int kStateful = SQLITE_UTF8;
 // The randomised aggregates read their parameters from the text of the
 // running statement (params.hpp), so they must be called in it directly: not
 // from views, triggers or schema expressions, which an untrusted schema
@@ -57,6 +60,9 @@ constexpr Function kFunctions[] = {
     {"staircase_sum", 5, kRelease, nullptr, staircase_sum_step, staircase_sum_final5},
     {"laplace_sum", 3, kRelease, nullptr, laplace_sum_step, laplace_sum_final3},
     {"laplace_sum", 4, kRelease, nullptr, laplace_sum_step, laplace_sum_final4},
+    {"private_select", 3, kRelease, nullptr, private_select_step, private_select_final3},
+    {"private_select", 4, kRelease, nullptr, private_select_step, private_select_final4},
+    {"private_select", 5, kRelease, nullptr, private_select_step, private_select_final5},
     {"staircase_gamma", 2, kDeterministic, staircase_gamma_fn, nullptr, nullptr},
     {"noise_cost", 4, kDeterministic, noise_cost_fn, nullptr, nullptr},
     {"dp_sum_grid", 3, kDeterministic, dp_sum_grid_fn, nullptr, nullptr},
@@ -71,22 +77,23 @@ constexpr Function kFunctions[] = {
     {"dp_ledger_attach", 2, kDirectOnly, dp_ledger_attach_fn, nullptr, nullptr},
     {"dp_ledger_attach", 3, kDirectOnly, dp_ledger_attach_fn, nullptr, nullptr},
     {"dp_ledger_attach", 4, kDirectOnly, dp_ledger_attach_fn, nullptr, nullptr},
-    {"dp_budget_remaining", 0, kRandom, dp_budget_remaining_fn, nullptr, nullptr},
-    {"dp_budget_spent", 0, kRandom, dp_budget_spent_fn, nullptr, nullptr},
-    {"dp_delta_remaining", 0, kRandom, dp_delta_remaining_fn, nullptr, nullptr},
-    {"dp_delta_spent", 0, kRandom, dp_delta_spent_fn, nullptr, nullptr},
-    {"dp_rng", 0, kRandom, dp_rng, nullptr, nullptr},
+    {"dp_budget_remaining", 0, kStateful, dp_budget_remaining_fn, nullptr, nullptr},
+    {"dp_budget_spent", 0, kStateful, dp_budget_spent_fn, nullptr, nullptr},
+    {"dp_delta_remaining", 0, kStateful, dp_delta_remaining_fn, nullptr, nullptr},
+    {"dp_delta_spent", 0, kStateful, dp_delta_spent_fn, nullptr, nullptr},
+    {"dp_rng", 0, kStateful, dp_rng, nullptr, nullptr},
 };
 
 // Parameter names of the randomised aggregates (params.hpp).
 constexpr const char* kAlpha[] = {"alpha"};
 constexpr const char* kSum3[] = {"eps", "delta"};
 constexpr const char* kSum45[] = {"eps", "lower", "upper", "cost"};
+constexpr const char* kSelect[] = {"eps", "sensitivity", "method"};
 
 // Every table-valued function (eponymous virtual table).
 const TableFunction* const kTables[] = {&kGeometricMatrix, &kDerivationMatrix, &kStaircasePmf, &kOptimalRemap,
                                         &kOptimalMechanism, &kMinimaxRemap, &kMinimaxMechanism, &kReleaseLevels, &kPrivateGroups,
-                                        &kLedgerEntries};
+                                        &kSelectionProbabilities, &kLedgerEntries};
 
 // Registers one function holding a reference to conn; on failure SQLite has
 // already called xDestroy (dropping that reference) and *pzErrMsg says why.
@@ -133,7 +140,8 @@ int register_all(sqlite3* db, char** pzErrMsg) {
 
 std::span<const ReleaseForm> release_forms() {
   static const auto forms = [] {
-    std::array<ReleaseForm, 7 + 2 * kMaxLevels> f = {{
+    constexpr std::size_t kFixed = 10;  // the forms listed here; the levels forms follow
+    std::array<ReleaseForm, kFixed + 2 * kMaxLevels> f = {{
         {"private_count", 1, 0, kAlpha, check_count_params},
         {"private_count", 2, 1, kAlpha, check_count_params},
         {"staircase_sum", 3, 1, kSum3, check_sum_params},
@@ -141,10 +149,13 @@ std::span<const ReleaseForm> release_forms() {
         {"staircase_sum", 5, 1, kSum45, check_sum_params},
         {"laplace_sum", 3, 1, kSum3, check_sum_params},
         {"laplace_sum", 4, 1, kSum45, check_sum_params},
+        {"private_select", 3, 2, kSelect, check_select_params},
+        {"private_select", 4, 2, kSelect, check_select_params},
+        {"private_select", 5, 2, kSelect, check_select_params},
     }};
     for (int k = 1; k <= kMaxLevels; ++k) {
-      f[static_cast<std::size_t>(5 + 2 * k)] = {"private_count_levels", k, 0, level_param_names(), check_levels_params};
-      f[static_cast<std::size_t>(6 + 2 * k)] = {"private_count_levels_of", k + 1, 1, level_param_names(),
+      f[kFixed - 2 + static_cast<std::size_t>(2 * k)] = {"private_count_levels", k, 0, level_param_names(), check_levels_params};
+      f[kFixed - 1 + static_cast<std::size_t>(2 * k)] = {"private_count_levels_of", k + 1, 1, level_param_names(),
                                                 check_levels_params};
     }
     return f;

@@ -144,6 +144,26 @@ TEST(SelectionSamplers, ChiSquareAgainstTheLaw) {
   }
 }
 
+// The exponential sampler draws by rejection when many candidates are near
+// the best, by weights otherwise: both against the law.
+TEST(SelectionSamplers, ExponentialBothWays) {
+  std::vector<double> flat, peaked;
+  for (int r = 0; r < 40; ++r) {
+    flat.push_back(r % 4);          // sum p large: rejection
+    peaked.push_back(r == 7 ? 200 : 100 + r);  // one far ahead, the rest live: weights
+  }
+  int seed = 201;
+  for (const auto* scores : {&flat, &peaked}) {
+    const auto g = selection_exponents(*scores, scores == &flat ? 1.0 : 0.15, 1.0);
+    const auto law = selection_probabilities(g, SelectionMethod::Exponential);
+    SeededRng rng(static_cast<std::uint64_t>(seed++));
+    std::vector<std::int64_t> counts(scores->size(), 0);
+    for (int i = 0; i < 50000; ++i) ++counts[sample_exponential(rng, g)];
+    const auto r = test::chi_square(counts, 0, [&](std::int64_t v) { return law[static_cast<std::size_t>(v)]; }, 0, 0);
+    EXPECT_GT(r.p_value, 1e-4) << (scores == &flat ? "flat" : "peaked") << " chi2 " << r.statistic << " dof " << r.dof;
+  }
+}
+
 TEST(SelectionSamplers, OneCandidateAndUnderflow) {
   SeededRng rng(5);
   const std::vector<__float128> one = {0};
