@@ -895,6 +895,36 @@ def select_checks(sig):
     return c  # candidate and score are never errors
 
 
+def quantile_checks(median):
+    """private_quantile / private_median: every parameter is read, then q, eps, the bounds and their grid."""
+    def checks(sig):
+        c = [literal_param(p) for p in sig if p != "x"]
+        if not median:
+            c += [number("q"), ("q", lambda v, call: None if 0 <= v.num <= 1 else
+                                "q must be in [0, 1], but is %s" % fmt(v.num))]
+        c += [number("eps"), positive("eps"), number("lower"), number("upper"), finite("lower"), finite("upper"),
+              ("lower", order_check), ("upper", quantile_grid_check)]
+        return c  # x is never an error
+    return checks
+
+
+def quantile_grid_check(v, call):
+    """core/quantile.cpp QuantileGrid: a finite width and a grid point inside [lower, upper]."""
+    lo, hi = call["lower"].num, call["upper"].num
+    if math.isinf(hi - lo):
+        return "upper - lower must be finite, but is inf"
+    e = max(math.frexp((hi - lo) / 4095)[1] - 1, math.frexp(max(abs(lo), abs(hi)))[1] - 1 - 61, -1022)
+    while True:
+        g = math.ldexp(1.0, e)
+        first, last = math.ceil(lo / g), math.floor(hi / g)
+        if last - first + 1 <= 4096:
+            if last < first:
+                return ("[lower, upper] must hold a point of its power-of-two grid, but [%s, %s] is too narrow for "
+                        "bounds of its magnitude" % (fmt(lo), fmt(hi)))
+            return None
+        e += 1
+
+
 def scores_json_probes():
     e = lambda why, off: json_error("scores", ARR, why, off)
     return [
@@ -1037,6 +1067,14 @@ FUNCTIONS = [
        signatures=[("candidate", "score", "eps"), ("candidate", "score", "eps", "sensitivity"),
                    ("candidate", "score", "eps", "sensitivity", "method")],
        probes={"method": bad_keyword_probes(["exponential"], [text("'gumbel'", "gumbel")])}),
+    Fn("private_quantile", "aggregate",
+       [("x", "x", X_SUM.replace("then clamped", "then clamped into [lower, upper]")), ("q", "0.5", "a number in [0, 1]" + LIT),
+        ("eps", "1.0", EPS_DOM + LIT), ("lower", "0", "finite, < upper" + LIT), ("upper", "10", "finite, > lower" + LIT)],
+       [5], quantile_checks(False), signatures=[("x", "q", "eps", "lower", "upper")]),
+    Fn("private_median", "aggregate",
+       [("x", "x", X_SUM.replace("then clamped", "then clamped into [lower, upper]")), ("eps", "1.0", EPS_DOM + LIT),
+        ("lower", "0", "finite, < upper" + LIT), ("upper", "10", "finite, > lower" + LIT)],
+       [4], quantile_checks(True), signatures=[("x", "eps", "lower", "upper")]),
     Fn("selection_probabilities", "table",
        [("scores", "'[1, 5, 3]'", "a JSON array of 1 to 10000 finite numbers"), ("eps", "1.0", EPS_DOM),
         ("sensitivity", "1", EPS_DOM), ("method", "'permute_and_flip'", "'exponential' or 'permute_and_flip'")],

@@ -60,6 +60,13 @@ void private_select_final5(sqlite3_context* ctx);
 void check_select_params(const std::vector<Param>& p);
 extern const TableFunction kSelectionProbabilities;
 
+// quantile.cpp: private_quantile(x, q, eps, lower, upper), private_median(x, eps, lower, upper)
+void private_quantile_step(sqlite3_context* ctx, int argc, sqlite3_value** argv);
+void private_quantile_final(sqlite3_context* ctx);
+void private_median_step(sqlite3_context* ctx, int argc, sqlite3_value** argv);
+void private_median_final(sqlite3_context* ctx);
+void check_quantile_params(const std::vector<Param>& p);
+void check_median_params(const std::vector<Param>& p);
 
 
 // budget.cpp: the privacy ledger

@@ -63,6 +63,8 @@ constexpr Function kFunctions[] = {
     {"private_select", 3, kRelease, nullptr, private_select_step, private_select_final3},
     {"private_select", 4, kRelease, nullptr, private_select_step, private_select_final4},
     {"private_select", 5, kRelease, nullptr, private_select_step, private_select_final5},
+    {"private_quantile", 5, kRelease, nullptr, private_quantile_step, private_quantile_final},
+    {"private_median", 4, kRelease, nullptr, private_median_step, private_median_final},
     {"staircase_gamma", 2, kDeterministic, staircase_gamma_fn, nullptr, nullptr},
     {"noise_cost", 4, kDeterministic, noise_cost_fn, nullptr, nullptr},
     {"dp_sum_grid", 3, kDeterministic, dp_sum_grid_fn, nullptr, nullptr},
@@ -89,6 +91,8 @@ constexpr const char* kAlpha[] = {"alpha"};
 constexpr const char* kSum3[] = {"eps", "delta"};
 constexpr const char* kSum45[] = {"eps", "lower", "upper", "cost"};
 constexpr const char* kSelect[] = {"eps", "sensitivity", "method"};
+constexpr const char* kQuantile[] = {"q", "eps", "lower", "upper"};
+constexpr const char* kBounded[] = {"eps", "lower", "upper"};  // private_median
 
 // Every table-valued function (eponymous virtual table).
 const TableFunction* const kTables[] = {&kGeometricMatrix, &kDerivationMatrix, &kStaircasePmf, &kOptimalRemap,
@@ -140,7 +144,7 @@ int register_all(sqlite3* db, char** pzErrMsg) {
 
 std::span<const ReleaseForm> release_forms() {
   static const auto forms = [] {
-    constexpr std::size_t kFixed = 10;  // the forms listed here; the levels forms follow
+    constexpr std::size_t kFixed = 12;  // the forms listed here; the levels forms follow
     std::array<ReleaseForm, kFixed + 2 * kMaxLevels> f = {{
         {"private_count", 1, 0, kAlpha, check_count_params},
         {"private_count", 2, 1, kAlpha, check_count_params},
@@ -152,6 +156,8 @@ std::span<const ReleaseForm> release_forms() {
         {"private_select", 3, 2, kSelect, check_select_params},
         {"private_select", 4, 2, kSelect, check_select_params},
         {"private_select", 5, 2, kSelect, check_select_params},
+        {"private_quantile", 5, 1, kQuantile, check_quantile_params},
+        {"private_median", 4, 1, kBounded, check_median_params},
     }};
     for (int k = 1; k <= kMaxLevels; ++k) {
       f[kFixed - 2 + static_cast<std::size_t>(2 * k)] = {"private_count_levels", k, 0, level_param_names(), check_levels_params};

@@ -189,6 +189,20 @@ std::vector<Pair> select_pairs() {
 TEST(AuditPrivateSelect, PermuteAndFlip) { expect_private(select_query("permute_and_flip", 1.0), 1.0, select_pairs()); }
 TEST(AuditPrivateSelect, Exponential) { expect_private(select_query("exponential", 1.0), 1.0, select_pairs()); }
 
+// ---- private_quantile, private_median: add/remove and replace one row --------
+
+std::vector<Pair> quantile_pairs() {
+  return {{"{} vs {9}", "", "(9)"},
+          {"{1,2,3,7} vs {1,2,3,7,9}", "(1),(2),(3),(7)", "(1),(2),(3),(7),(9)"},
+          {"{1,2,3,7} vs {1,2,9,7} (replace)", "(1),(2),(3),(7)", "(1),(2),(9),(7)"}};
+}
+
+TEST(AuditPrivateQuantile, Median) { expect_private("SELECT private_median(x, 1.0, 0, 10) FROM t", 1.0, quantile_pairs()); }
+TEST(AuditPrivateQuantile, Quantile90) {
+  expect_private("SELECT private_quantile(x, 0.9, 1.0, 0, 10) FROM t", 1.0,
+                 {{"{7,8,9} vs {7,8,9,9}", "(7),(8),(9)", "(7),(8),(9),(9)"}});
+}
+
 // ---- the audit can fail: mechanisms claimed at less than they have ------------
 
 // private_count(0.5) is exactly ln 2 = 0.693-DP; claimed at 0.3 it must be caught.
