@@ -6,6 +6,7 @@
 #   bench/run.sh sql sampler          # any of: sampler sql matrix timing grouped
 #   bench/run.sh grouped              # private_groups vs its SQL baseline, 10M rows (not in the default set)
 #   bench/run.sh select               # private_select over 10,000 candidates (not in the default set)
+#   bench/run.sh moments              # private_avg's error vs the naive ratio; avg, var, median vs sum() at 10M rows
 #   GROUPED_ARGS="--rows 1000000 --reps 7" bench/run.sh grouped
 #   ROWS=1000000 bench/run.sh sql     # smaller SQL table
 #   BUILD_DIR=/tmp/b bench/run.sh     # another build directory (default: build-bench)
@@ -33,8 +34,8 @@ for b in "${benches[@]}"; do
     matrix) ;;
     timing) targets+=(release_timing) ;;
     grouped) ;;
-    select) ;;
-    *) echo "bench/run.sh: unknown benchmark '$b' (sampler, sql, matrix, timing, grouped, select)" >&2; exit 2 ;;
+    select|moments) ;;
+    *) echo "bench/run.sh: unknown benchmark '$b' (sampler, sql, matrix, timing, grouped, select, moments)" >&2; exit 2 ;;
   esac
 done
 
@@ -71,5 +72,9 @@ for b in "${benches[@]}"; do
       echo "== select_bench"
       # shellcheck disable=SC2086
       "$python" "$root/bench/select_bench.py" --optdp "$build/optdp.so" ${SELECT_ARGS:-} | tee "$build/select_bench.txt" ;;
+    moments)
+      echo "== moments_bench"
+      # shellcheck disable=SC2086
+      "$python" "$root/bench/moments_bench.py" --optdp "$build/optdp.so" ${MOMENTS_ARGS:-} | tee "$build/moments_bench.txt" ;;
   esac
 done

@@ -925,6 +925,14 @@ def quantile_grid_check(v, call):
         e += 1
 
 
+def moments_checks(sig):
+    """private_avg / var / stddev: every parameter is read, then the sums' checks (make_grid)."""
+    c = [literal_param(p) for p in sig if p != "x"]
+    c += [number("eps"), positive("eps"), number("lower"), number("upper"), eps_for_sums(),
+          finite("lower"), finite("upper"), ("lower", order_check), ("upper", width_check)]
+    return c  # x is never an error
+
+
 def scores_json_probes():
     e = lambda why, off: json_error("scores", ARR, why, off)
     return [
@@ -1075,6 +1083,12 @@ FUNCTIONS = [
        [("x", "x", X_SUM.replace("then clamped", "then clamped into [lower, upper]")), ("eps", "1.0", EPS_DOM + LIT),
         ("lower", "0", "finite, < upper" + LIT), ("upper", "10", "finite, > lower" + LIT)],
        [4], quantile_checks(True), signatures=[("x", "eps", "lower", "upper")]),
+    *[Fn(name, "aggregate",
+         [("x", "x", X_SUM.replace("then clamped", "then clamped into [lower, upper]")),
+          ("eps", "1.0", "finite, >= 2^-30" + LIT), ("lower", "0", "finite, < upper" + LIT),
+          ("upper", "10", "finite, > lower" + LIT)],
+         [4], moments_checks, signatures=[("x", "eps", "lower", "upper")])
+      for name in ("private_avg", "private_var", "private_stddev")],
     Fn("selection_probabilities", "table",
        [("scores", "'[1, 5, 3]'", "a JSON array of 1 to 10000 finite numbers"), ("eps", "1.0", EPS_DOM),
         ("sensitivity", "1", EPS_DOM), ("method", "'permute_and_flip'", "'exponential' or 'permute_and_flip'")],

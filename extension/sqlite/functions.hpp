@@ -68,6 +68,14 @@ void private_median_final(sqlite3_context* ctx);
 void check_quantile_params(const std::vector<Param>& p);
 void check_median_params(const std::vector<Param>& p);
 
+// moments.cpp: private_avg, private_var, private_stddev (x, eps, lower, upper)
+void private_avg_step(sqlite3_context* ctx, int argc, sqlite3_value** argv);
+void private_avg_final(sqlite3_context* ctx);
+void private_var_step(sqlite3_context* ctx, int argc, sqlite3_value** argv);
+void private_var_final(sqlite3_context* ctx);
+void private_stddev_step(sqlite3_context* ctx, int argc, sqlite3_value** argv);
+void private_stddev_final(sqlite3_context* ctx);
+void check_moment_params(const std::vector<Param>& p);
 
 // budget.cpp: the privacy ledger
 void dp_ledger_attach_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);

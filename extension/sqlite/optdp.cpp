@@ -65,6 +65,9 @@ constexpr Function kFunctions[] = {
     {"private_select", 5, kRelease, nullptr, private_select_step, private_select_final5},
     {"private_quantile", 5, kRelease, nullptr, private_quantile_step, private_quantile_final},
     {"private_median", 4, kRelease, nullptr, private_median_step, private_median_final},
+    {"private_avg", 4, kRelease, nullptr, private_avg_step, private_avg_final},
+    {"private_var", 4, kRelease, nullptr, private_var_step, private_var_final},
+    {"private_stddev", 4, kRelease, nullptr, private_stddev_step, private_stddev_final},
     {"staircase_gamma", 2, kDeterministic, staircase_gamma_fn, nullptr, nullptr},
     {"noise_cost", 4, kDeterministic, noise_cost_fn, nullptr, nullptr},
     {"dp_sum_grid", 3, kDeterministic, dp_sum_grid_fn, nullptr, nullptr},
@@ -92,7 +95,7 @@ constexpr const char* kSum3[] = {"eps", "delta"};
 constexpr const char* kSum45[] = {"eps", "lower", "upper", "cost"};
 constexpr const char* kSelect[] = {"eps", "sensitivity", "method"};
 constexpr const char* kQuantile[] = {"q", "eps", "lower", "upper"};
-constexpr const char* kBounded[] = {"eps", "lower", "upper"};  // private_median
+constexpr const char* kBounded[] = {"eps", "lower", "upper"};  // private_median, private_avg/var/stddev
 
 // Every table-valued function (eponymous virtual table).
 const TableFunction* const kTables[] = {&kGeometricMatrix, &kDerivationMatrix, &kStaircasePmf, &kOptimalRemap,
@@ -144,7 +147,7 @@ int register_all(sqlite3* db, char** pzErrMsg) {
 
 std::span<const ReleaseForm> release_forms() {
   static const auto forms = [] {
-    constexpr std::size_t kFixed = 12;  // the forms listed here; the levels forms follow
+    constexpr std::size_t kFixed = 15;  // the forms listed here; the levels forms follow
     std::array<ReleaseForm, kFixed + 2 * kMaxLevels> f = {{
         {"private_count", 1, 0, kAlpha, check_count_params},
         {"private_count", 2, 1, kAlpha, check_count_params},
@@ -158,6 +161,9 @@ std::span<const ReleaseForm> release_forms() {
         {"private_select", 5, 2, kSelect, check_select_params},
         {"private_quantile", 5, 1, kQuantile, check_quantile_params},
         {"private_median", 4, 1, kBounded, check_median_params},
+        {"private_avg", 4, 1, kBounded, check_moment_params},
+        {"private_var", 4, 1, kBounded, check_moment_params},
+        {"private_stddev", 4, 1, kBounded, check_moment_params},
     }};
     for (int k = 1; k <= kMaxLevels; ++k) {
       f[kFixed - 2 + static_cast<std::size_t>(2 * k)] = {"private_count_levels", k, 0, level_param_names(), check_levels_params};

@@ -203,6 +203,24 @@ TEST(AuditPrivateQuantile, Quantile90) {
                  {{"{7,8,9} vs {7,8,9,9}", "(7),(8),(9)", "(7),(8),(9),(9)"}});
 }
 
+// ---- private_avg, private_var: add/remove and replace, bounds with and without 0 ----
+
+std::vector<Pair> moment_pairs(double lower, double upper) {
+  return {{"{} vs {upper}", "", row(upper)},
+          {"{lower,upper} vs {lower,upper,upper}", row(lower) + "," + row(upper),
+           row(lower) + "," + row(upper) + "," + row(upper)},
+          {"{lower,lower} vs {lower,upper} (replace)", row(lower) + "," + row(lower), row(lower) + "," + row(upper)}};
+}
+
+TEST(AuditPrivateAvg, Bounds0To10) { expect_private("SELECT private_avg(x, 1.0, 0, 10) FROM t", 1.0, moment_pairs(0, 10)); }
+TEST(AuditPrivateAvg, Bounds100To200) {
+  expect_private("SELECT private_avg(x, 1.0, 100, 200) FROM t", 1.0, moment_pairs(100, 200));
+}
+TEST(AuditPrivateVar, Bounds0To10) { expect_private("SELECT private_var(x, 1.0, 0, 10) FROM t", 1.0, moment_pairs(0, 10)); }
+TEST(AuditPrivateVar, Bounds100To200) {
+  expect_private("SELECT private_var(x, 1.0, 100, 200) FROM t", 1.0, moment_pairs(100, 200));
+}
+
 // ---- the audit can fail: mechanisms claimed at less than they have ------------
 
 // private_count(0.5) is exactly ln 2 = 0.693-DP; claimed at 0.3 it must be caught.

@@ -1,0 +1,46 @@
+// optdp core: private mean and variance, one release each (docs/moments.md).
+//
+// Rows are clamped into [lower, upper], centred on mid = (lower + upper) / 2
+// and rounded to a power-of-two grid: y = round((clamp(x) - mid) / g), an
+// integer in [y_lo, y_hi] with H = max(y_hi, -y_lo). The release adds
+// independent integer noise to exact integer sums:
+//
+//   n   (count)                 two-sided geometric at eps_c
+//   S1 = sum y                  integer staircase, sensitivity H, at eps_1
+//   S2 = sum round(y^2 / 2^s)   integer staircase, sensitivity D2, at eps_2 (variance only)
+//
+// Adding or removing a row moves n by 1, S1 by at most H and S2 by at most
+// D2; replacing one moves n by 0, S1 by at most y_hi - y_lo <= 2H (a shift of
+// two sensitivities: 2 eps_1) and S2 by at most D2. The mean splits eps as
+// eps_c = eps_1 = eps / 2, the variance as eps / 3 each: both kinds of
+// neighbour then cost at most eps.
+#pragma once
+
+#include <cstdint>
+
+namespace optdp {
+
+struct MomentsPlan {
+  enum class Kind { Mean, Variance };
+  // Validates eps, lower, upper like the sums (make_grid's messages).
+  MomentsPlan(Kind kind, double eps, double lower, double upper);
+
+  Kind kind;
+  double eps, lower, upper, mid;
+  double eps_count, eps_s1, eps_s2;  // the split (eps_s2 = 0 for the mean)
+  double g = 1, inv_g = 1;           // the grid step, a power of two, and 1 / g
+  std::int64_t y_lo = 0, y_hi = 0, H = 1;
+  int shift = 0;        // s: S2 sums round(y^2 / 2^s)
+  std::int64_t D2 = 1;  // the largest round(y^2 / 2^s)
+
+  // The centred grid value of a row (not NaN).
+  std::int64_t y(double x) const;
+  // round(y^2 / 2^s), exactly.
+  std::int64_t z(std::int64_t y) const;
+
+  // The released values from the noisy totals (post-processing only).
+  double mean(std::int64_t n_noisy, __int128 s1_noisy) const;
+  double variance(std::int64_t n_noisy, __int128 s1_noisy, __int128 s2_noisy) const;
+};
+
+}  // namespace optdp

@@ -1,0 +1,142 @@
+// private_avg, private_var and private_stddev (x, eps, lower, upper): one
+// release each, charged eps once: a noisy count and noisy centred sums on a
+// power-of-two grid (core/moments.hpp, docs/moments.md), combined into the
+// mean, the variance or its square root, clamped into their possible ranges.
+//
+// The parameters are read from the statement's text once per release
+// (params.hpp), by the first row or, when no row matched, by the final call.
+#include <cmath>
+#include <cstring>
+
+#include "core/moments.hpp"
+#include "core/privacy.hpp"
+#include "core/staircase.hpp"
+#include "sqlite/args.hpp"
+#include "sqlite/connection.hpp"
+#include "sqlite/functions.hpp"
+#include "sqlite/params.hpp"
+
+namespace optdp::sql {
+
+namespace {
+
+enum class Stat { Avg, Var, Stddev };
+
+constexpr const char* name_of(Stat s) {
+  return s == Stat::Avg ? "private_avg" : s == Stat::Var ? "private_var" : "private_stddev";
+}
+
+MomentsPlan parse(const std::vector<Param>& p, MomentsPlan::Kind kind) {
+  return MomentsPlan(kind, number_param(p[0], "eps"), number_param(p[1], "lower"), number_param(p[2], "upper"));
+}
+
+constexpr MomentsPlan::Kind kind_of(Stat s) { return s == Stat::Avg ? MomentsPlan::Kind::Mean : MomentsPlan::Kind::Variance; }
+
+// Aggregate context: zeroed by SQLite. 128-bit sums as bytes (SQLite's
+// aggregate memory is only 8-byte aligned).
+struct MomentsState {
+  unsigned char s1_bytes[16], s2_bytes[16];
+  std::int64_t n;
+  bool ready, failed;
+  alignas(8) unsigned char plan_bytes[sizeof(MomentsPlan)];
+  const MomentsPlan& plan() const { return *reinterpret_cast<const MomentsPlan*>(plan_bytes); }
+  static __int128 get(const unsigned char* b) {
+    __int128 v;
+    std::memcpy(&v, b, sizeof v);
+    return v;
+  }
+  static void add(unsigned char* b, __int128 d) {
+    const __int128 v = get(b) + d;
+    std::memcpy(b, &v, sizeof v);
+  }
+};
+static_assert(std::is_trivially_copyable_v<MomentsPlan>);
+
+template <Stat S>
+MomentsPlan read(sqlite3_context* ctx) {
+  return parse(read_params(sqlite3_context_db_handle(ctx), connection(ctx).statement_cache(), name_of(S), 4), kind_of(S));
+}
+
+template <Stat S>
+[[gnu::noinline]] bool first_row(sqlite3_context* ctx, MomentsState* st) {
+  if (!st) {
+    sqlite3_result_error_nomem(ctx);
+    return false;
+  }
+  if (st->failed) return false;
+  st->ready = guard(ctx, name_of(S), [&] {
+    const MomentsPlan plan = read<S>(ctx);
+    std::memcpy(st->plan_bytes, &plan, sizeof plan);
+  });
+  st->failed = !st->ready;
+  return st->ready;
+}
+
+// A row's x as sum() reads it; never an error.
+[[gnu::noinline]] double other_x(sqlite3_value* x) {
+  sqlite3_value_numeric_type(x);
+  const double v = sqlite3_value_double(x);
+  return v == v ? v : 0.0;
+}
+
+template <Stat S>
+void step(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  auto* st = static_cast<MomentsState*>(sqlite3_aggregate_context(ctx, sizeof(MomentsState)));
+  if (!(st && st->ready) && !first_row<S>(ctx, st)) [[unlikely]]
+    return;
+  sqlite3_value* x = argv[0];
+  const int t = sqlite3_value_type(x);
+  if (t == SQLITE_NULL) return;
+  const double v = (t == SQLITE_FLOAT || t == SQLITE_INTEGER) ? sqlite3_value_double(x) : other_x(x);
+  const std::int64_t y = st->plan().y(v);
+  ++st->n;
+  MomentsState::add(st->s1_bytes, y);
+  if constexpr (S != Stat::Avg) MomentsState::add(st->s2_bytes, st->plan().z(y));
+}
+
+template <Stat S>
+void final(sqlite3_context* ctx) {
+  guard(ctx, name_of(S), [&] {
+    auto* st = static_cast<MomentsState*>(sqlite3_aggregate_context(ctx, 0));
+    MomentsState empty{};
+    if (!st) {  // no rows: the same reading of the parameters as a first row does
+      const MomentsPlan plan = read<S>(ctx);
+      std::memcpy(empty.plan_bytes, &plan, sizeof plan);
+      empty.ready = true;
+      st = &empty;
+    }
+    if (!st->ready) return;  // the first row reported the error
+    const MomentsPlan& plan = st->plan();
+    Connection& conn = connection(ctx);
+    conn.charge(name_of(S), plan.eps);
+    Rng& rng = conn.rng();
+    std::int64_t n;
+    if (__builtin_add_overflow(st->n, conn.two_sided_geometric(alpha_of_epsilon(plan.eps_count))(rng), &n))
+      n = st->n;  // unreachable: n < 2^63 rows and |noise| < 2^62
+    auto staircase = [&](double e, std::int64_t D) {
+      return conn.integer_staircase(e, D, IntegerStaircase::optimal_r(e, D, Cost::L1))(rng);
+    };
+    const __int128 s1 = MomentsState::get(st->s1_bytes) + staircase(plan.eps_s1, plan.H);
+    double out;
+    if constexpr (S == Stat::Avg) {
+      out = plan.mean(n, s1);
+    } else {
+      const __int128 s2 = MomentsState::get(st->s2_bytes) + staircase(plan.eps_s2, plan.D2);
+      out = plan.variance(n, s1, s2);
+      if constexpr (S == Stat::Stddev) out = std::sqrt(out);
+    }
+    sqlite3_result_double(ctx, out);
+  });
+}
+
+}  // namespace
+
+void private_avg_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) { step<Stat::Avg>(ctx, argc, argv); }
+void private_avg_final(sqlite3_context* ctx) { final<Stat::Avg>(ctx); }
+void private_var_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) { step<Stat::Var>(ctx, argc, argv); }
+void private_var_final(sqlite3_context* ctx) { final<Stat::Var>(ctx); }
+void private_stddev_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) { step<Stat::Stddev>(ctx, argc, argv); }
+void private_stddev_final(sqlite3_context* ctx) { final<Stat::Stddev>(ctx); }
+void check_moment_params(const std::vector<Param>& p) { parse(p, MomentsPlan::Kind::Variance); }
+
+}  // namespace optdp::sql
