@@ -1,14 +1,14 @@
 #!/usr/bin/python3
 """The catalogue of optdp's SQL functions: every argument's valid domain and
-the exact outcome of every kind of bad value (issue 7, item 1).
+the exact outcome of every kind of bad value.
 
-This file is the compact, reviewed spec; it generates
+This file is the compact, reviewed spec; the build generates from it (they
+are not committed)
 
-    sql/catalogue.json   every case: the SQL, and the expected outcome
-    sql/catalogue.md     the same as readable tables, grouped by function
+    <build>/catalogue/catalogue.json   every case: the SQL, and the expected outcome
+    <build>/catalogue/catalogue.md     the same as readable tables, grouped by function
 
-    /usr/bin/python3 sql/catalogue.py            # regenerate both
-    /usr/bin/python3 sql/catalogue.py --check    # exit 1 if they are stale
+    /usr/bin/python3 sql/catalogue.py [--out DIR]   # default DIR: build/catalogue
 
 tests/catalogue/run_catalogue.py walks catalogue.json through the sqlite3 shell
 and through Python's sqlite3 module (ctest -L catalogue).
@@ -68,8 +68,7 @@ import struct
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-JSON_PATH = os.path.join(HERE, "catalogue.json")
-MD_PATH = os.path.join(HERE, "catalogue.md")
+DEFAULT_OUT = os.path.join(os.path.dirname(HERE), "build", "catalogue")
 
 MAX_MESSAGE = 1000  # no error message may be longer, whatever the input
 
@@ -2036,25 +2035,20 @@ def distinct_inputs(cat):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--check", action="store_true", help="exit 1 if catalogue.json or catalogue.md is stale")
+    ap.add_argument("--out", default=DEFAULT_OUT, help="directory for catalogue.json and catalogue.md")
     args = ap.parse_args()
     cat = build()
     js = json.dumps(cat, indent=1, ensure_ascii=False) + "\n"
     md = build_md(cat)
-    if args.check:
-        stale = [p for p, s in ((JSON_PATH, js), (MD_PATH, md))
-                 if not os.path.exists(p) or open(p, encoding="utf-8").read() != s]
-        if stale:
-            print("stale (run /usr/bin/python3 sql/catalogue.py): " + ", ".join(stale))
-            return 1
-        print("catalogue: %d cases, up to date" % len(cat["cases"]))
-        return 0
-    with open(JSON_PATH, "w", encoding="utf-8") as f:
-        f.write(js)
-    with open(MD_PATH, "w", encoding="utf-8") as f:
-        f.write(md)
-    print("wrote %s and %s: %d cases, %d distinct inputs" % (JSON_PATH, MD_PATH, len(cat["cases"]),
-                                                            len(distinct_inputs(cat))))
+    os.makedirs(args.out, exist_ok=True)
+    paths = [os.path.join(args.out, "catalogue.json"), os.path.join(args.out, "catalogue.md")]
+    for path, text in zip(paths, (js, md)):
+        # Written only when changed, so that the build does not redo what depends on them.
+        if not os.path.exists(path) or open(path, encoding="utf-8").read() != text:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+    print("catalogue: %s and %s: %d cases, %d distinct inputs" % (paths[0], paths[1], len(cat["cases"]),
+                                                                  len(distinct_inputs(cat))))
     return 0
 
 
