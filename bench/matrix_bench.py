@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""matrix_bench: issue 4's mechanism-matrix and remap functions, timed in the sqlite3 shell.
+"""matrix_bench: the mechanism-matrix and remap functions, timed in the sqlite3 shell.
 
 Debian's libsqlite3 3.40 has no generate_series, but the sqlite3 shell
 compiles in ext/misc/series.c, so this script drives the real shell: it

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Mechanism matrices and optimal post-processing (issue 4) through Python's
+"""Mechanism matrices and optimal post-processing through Python's
 sqlite3 module: the table-valued functions geometric_matrix,
 derivation_matrix, staircase_pmf, optimal_remap, optimal_mechanism,
 minimax_remap, minimax_mechanism, and the scalars remap_count, optimal_loss,

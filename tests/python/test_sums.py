@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Private sums (issue 3) through Python's sqlite3 module: staircase_sum,
+"""Private sums through Python's sqlite3 module: staircase_sum,
 laplace_sum, staircase_gamma, noise_cost, dp_sum_grid.
 
     /usr/bin/python3 tests/python/test_sums.py --module build/optdp.so [unittest args]
