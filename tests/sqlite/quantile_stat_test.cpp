@@ -42,16 +42,11 @@ TEST(QuantileSql, MatchesTheExactLaw) {
     const auto out = db.reals(sql);
     ASSERT_EQ(out.size(), 2000u);
     const optdp::QuantileGrid grid(0, 10);
-    // The exponential mechanism's law, p_j / sum p, in long double.
-    const auto gamma = optdp::quantile_exponents(buckets_of(db, grid), q, 0.5);
-    std::vector<long double> law(gamma.size());
-    long double total = 0;
-    for (std::size_t j = 0; j < gamma.size(); ++j) total += law[j] = std::exp(-static_cast<long double>(gamma[j]));
-    for (auto& x : law) x /= total;
+    const auto law = optdp::quantile_probabilities(buckets_of(db, grid), q, 0.5);  // p_j / sum p
     // Unit bins [k, k + 1), k = 0..9, and the point 10.
     std::vector<double> p(11, 0.0);
     for (std::int64_t j = 0; j < grid.candidates(); ++j)
-      p[static_cast<std::size_t>(std::floor(grid.candidate(j)))] += static_cast<double>(law[static_cast<std::size_t>(j)]);
+      p[static_cast<std::size_t>(std::floor(grid.candidate(j)))] += law[static_cast<std::size_t>(j)];
     std::vector<std::int64_t> counts(11, 0);
     for (double c : out) {
       ASSERT_GE(c, 0);
@@ -64,8 +59,32 @@ TEST(QuantileSql, MatchesTheExactLaw) {
   }
 }
 
+// The mean rank error |#{x < out} - q n| of the releases is the law's.
+TEST(QuantileSql, MeanRankErrorIsTheLaws) {
+  Db db;
+  db.exec("SELECT dp_seed(34)");
+  make_groups(db, 2000);
+  const optdp::QuantileGrid grid(0, 10);
+  const auto buckets = buckets_of(db, grid);
+  const double q = 0.7, n = 200;
+  std::vector<double> err(static_cast<std::size_t>(grid.candidates()));
+  double s = 0;
+  for (std::size_t j = 0; j < err.size(); ++j) s += static_cast<double>(buckets[j]), err[j] = std::fabs(s - q * n);
+  const auto law = optdp::quantile_probabilities(buckets, q, 0.25);
+  double mean = 0, second = 0;
+  for (std::size_t j = 0; j < err.size(); ++j) mean += law[j] * err[j], second += law[j] * err[j] * err[j];
+  const double se = std::sqrt((second - mean * mean) / 2000);
+  const auto out = db.reals("SELECT private_quantile(x, 0.7, 0.25, 0, 10) FROM t GROUP BY g");
+  double got = 0;
+  for (double c : out) got += err[static_cast<std::size_t>(std::llround((c - grid.candidate(0)) / grid.g()))];
+  got /= static_cast<double>(out.size());
+  std::printf("[quantile] mean rank error %.3f, law %.3f (se %.3f)\n", got, mean, se);
+  EXPECT_NEAR(got, mean, 5 * se);
+}
+
 // The exponential mechanism's utility: with probability >= 1 - beta the rank
-// error |#{x < out} - q n| is at most OPT + (2 / eps)(ln m + ln(1 / beta)).
+// error |#{x < out} - q n| is at most OPT + (2 / eps)(ln m + ln(1 / beta)),
+// m the number of candidates.
 TEST(QuantileSql, RankErrorWithinTheBound) {
   Db db;
   db.exec("SELECT dp_seed(32)");
