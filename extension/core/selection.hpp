@@ -14,12 +14,18 @@
 //   expected score is never below the exponential mechanism's.
 //
 // Sampling never inverts a floating-point uniform. The p_r are irrational, so
-// each is computed in binary128 (expq, relative error a few 2^-113) and
-// truncated to a fixed-point integer; the sampler is then exact for those
-// integers, which gives a total-variation distance from the exact law of at
-// most k 2^-99 for the exponential mechanism and k 2^-109 for
-// permute-and-flip (docs/selection.md derives both). Candidates are limited
-// to kMaxCandidates = 2^24, so both stay below 2^-64.
+// each is computed in double-double arithmetic (exp_minus, relative error
+// below 2^-101) and truncated to a fixed-point integer; the sampler is then
+// exact for those integers, which gives a total-variation distance from the
+// exact law of at most k 2^-99 for the exponential mechanism and k 2^-100
+// for permute-and-flip (docs/selection.md derives both). Candidates are
+// limited to kMaxCandidates = 2^24, so both stay below 2^-64.
+//
+// The exponents and both samplers do the same work whatever the scores
+// (integer arithmetic instead of libgcc's binary128, which takes shortcuts;
+// every p_r computed in the same operations; the whole list scanned; the
+// whole permute-and-flip pass made), so the time of a release depends on k
+// only (docs/boundary.md: the time must not depend on the rows).
 #pragma once
 
 #include <cstddef>
@@ -40,11 +46,21 @@ inline constexpr std::size_t kMaxCandidates = std::size_t{1} << 24;
 SelectionMethod parse_selection_method(std::string_view text);
 const char* selection_method_name(SelectionMethod m);
 
-// gamma_r = eps (q* - q_r) / (2 sensitivity), computed in binary128 from the
-// doubles q_r (the difference is exact there up to one rounding). Scores must
+// gamma_r = eps (q* - q_r) / (2 sensitivity) as binary128, to within 2^-111
+// relative (eps / (2 sensitivity) rounded once in binary128, the product with
+// q* - q_r computed in integers and truncated, in the same operations
+// whatever the scores); exactly +0 for every best candidate. Scores must
 // be finite, eps and sensitivity finite and positive, 1 <= k <= kMaxCandidates
 // (std::invalid_argument otherwise, without quoting a score).
 std::vector<__float128> selection_exponents(std::span<const double> scores, double eps, double sensitivity);
+
+// exp(-gamma) for gamma >= 0 as the samplers compute it: double-double
+// arithmetic, relative error below 2^-101 (tested against libquadmath's
+// expq, which is five times slower and faster for some arguments), exactly 1
+// at gamma = 0. gamma above 100 is
+// taken as 100: exp(-100) < 2^-144 truncates to 0 in every fixed-point form
+// the samplers use, as exp(-gamma) does. The same operations for every gamma.
+__float128 exp_minus(__float128 gamma);
 
 // Index r with probability proportional to exp(-gamma_r). Every gamma_r must
 // be >= 0 (not NaN) and some gamma_r == 0; 1 <= k <= kMaxCandidates.

@@ -4,10 +4,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <numeric>
 #include <random>
 #include <vector>
+
+extern "C" {
+#include <quadmath.h>
+}
 
 #include "core/rng.hpp"
 #include "core/selection.hpp"
@@ -144,8 +149,8 @@ TEST(SelectionSamplers, ChiSquareAgainstTheLaw) {
   }
 }
 
-// The exponential sampler draws by rejection when many candidates are near
-// the best, by weights otherwise: both against the law.
+// Flat scores (many candidates near the best) and peaked ones (one far
+// ahead, the rest spread out): the exponential sampler against the law.
 TEST(SelectionSamplers, ExponentialBothWays) {
   std::vector<double> flat, peaked;
   for (int r = 0; r < 40; ++r) {
@@ -177,4 +182,132 @@ TEST(SelectionSamplers, OneCandidateAndUnderflow) {
   }
   const std::vector<__float128> no_best = {1, 2};
   EXPECT_THROW(sample_exponential(rng, no_best), std::invalid_argument);
+}
+
+// The samplers' p_r = exp(-gamma_r) in double-double arithmetic, against
+// libquadmath's expq (accurate to a few units of 2^-113): relative error
+// below 2^-101 on [0, 100], the claim docs/selection.md's bounds rest on.
+TEST(ExpMinus, WithinTwoToTheMinus101OfLibquadmath) {
+  std::mt19937_64 gen(17);
+  std::uniform_real_distribution<double> uniform(0, 100), unit(0, 1);
+  std::vector<__float128> args = {0, 1e-30, 1e-10, 0.5, 1, 71.9, 72, 99.999, 100};
+  for (int i = 0; i < 200000; ++i) {
+    args.push_back(uniform(gen) + static_cast<__float128>(unit(gen)) * 1e-20Q);  // more than a double's bits
+    args.push_back(std::exp(-30 * unit(gen)) * 100);                              // small arguments too
+  }
+  // Around the reduction's breakpoints (j + 1/2) ln2/64, where |r| is largest.
+  for (int j = 0; j < 9233; j += 7)
+    for (const __float128 d : {-1e-25Q, 0.0Q, 1e-25Q}) args.push_back((j + 0.5Q) * M_LN2q / 64 + d);
+  double worst = 0;
+  for (const __float128 g : args) {
+    const __float128 want = expq(-g);
+    const double rel = static_cast<double>(fabsq(exp_minus(g) - want) / want);
+    worst = std::max(worst, rel);
+  }
+  EXPECT_LT(worst, std::ldexp(1.0, -101)) << "worst relative error 2^" << std::log2(worst);
+  std::printf("exp_minus: worst relative error 2^%.2f over %zu arguments\n", std::log2(worst), args.size());
+  EXPECT_TRUE(exp_minus(0) == 1);
+  EXPECT_TRUE(exp_minus(100) == exp_minus(1e6));  // clamped: both truncate to 0 everywhere
+  EXPECT_LT(static_cast<double>(exp_minus(100)), std::ldexp(1.0, -144));
+}
+
+// The time of a draw depends on k, not on the scores (docs/boundary.md). The
+// scores that would show a difference: every other candidate just below or
+// just above the point where its weight truncates to 0 (gamma 72), all tied
+// with the best, or astronomically far behind it. The fastest of several
+// runs of each must be within a factor 1.2 of each other (they agree to 1%).
+TEST(SelectionSamplers, TimeDoesNotDependOnTheScores) {
+  constexpr std::size_t k = 10000;
+  const std::vector<__float128> shapes[] = {
+      std::vector<__float128>(k, 71.5Q), std::vector<__float128>(k, 72.5Q), std::vector<__float128>(k, 0),
+      std::vector<__float128>(k, 1e6Q)};
+  for (auto m : {SelectionMethod::Exponential, SelectionMethod::PermuteAndFlip}) {
+    SeededRng rng(77);
+    std::vector<double> fastest;
+    for (auto gamma : shapes) {
+      gamma[k / 2] = 0;  // a best candidate
+      double best = 1e300;
+      for (int rep = 0; rep < 9; ++rep) {
+        const auto t0 = std::chrono::steady_clock::now();
+        const std::size_t r = sample_selection(rng, m, gamma);
+        const auto t1 = std::chrono::steady_clock::now();
+        ASSERT_LT(r, k);
+        best = std::min(best, std::chrono::duration<double, std::milli>(t1 - t0).count());
+      }
+      fastest.push_back(best);
+    }
+    const double lo = *std::min_element(fastest.begin(), fastest.end());
+    const double hi = *std::max_element(fastest.begin(), fastest.end());
+    std::printf("%s: fastest draw per shape (ms): %.3f %.3f %.3f %.3f\n", selection_method_name(m), fastest[0],
+                fastest[1], fastest[2], fastest[3]);
+    EXPECT_LT(hi, 1.2 * lo) << selection_method_name(m) << ": " << lo << " ms to " << hi << " ms";
+  }
+}
+
+// selection_exponents computes scale (q* - q_r) with integer operations (the
+// same work whatever the scores); against binary128 arithmetic, on scores of
+// every magnitude and sign (subnormal, huge, -0, ties), eps and sensitivity
+// from tiny to huge: within 2^-110 relative, and +0 exactly for a best one.
+TEST(SelectionExponents, MatchBinary128Arithmetic) {
+  std::mt19937_64 gen(23);
+  const double specials[] = {0.0, -0.0, 5e-324, -5e-324, 2.2250738585072014e-308, 1.0, -1.0, 3.0, 1e300, -1e300,
+                             1.7976931348623157e308, -1.7976931348623157e308, 0.1, 123456789.0, -2.5};
+  std::uniform_real_distribution<double> unit(-1, 1);
+  double worst = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    const std::size_t k = 1 + gen() % 8;
+    std::vector<double> scores(k);
+    for (double& q : scores) {
+      switch (gen() % 4) {
+        case 0: q = specials[gen() % std::size(specials)]; break;
+        case 1: q = static_cast<double>(static_cast<std::int64_t>(gen() % 2001) - 1000); break;
+        case 2: q = std::ldexp(unit(gen), static_cast<int>(gen() % 2000) - 1000); break;
+        default: q = scores[0]; break;  // a tie
+      }
+    }
+    const double eps = std::ldexp(1 + unit(gen) / 2, static_cast<int>(gen() % 200) - 100);
+    const double sens = std::ldexp(1 + unit(gen) / 2, static_cast<int>(gen() % 200) - 100);
+    const auto g = selection_exponents(scores, eps, sens);
+    const double best = *std::max_element(scores.begin(), scores.end());
+    const __float128 scale = static_cast<__float128>(eps) / (2 * static_cast<__float128>(sens));
+    for (std::size_t r = 0; r < k; ++r) {
+      const __float128 want = scale * (static_cast<__float128>(best) - static_cast<__float128>(scores[r]));
+      if (want == 0) {
+        EXPECT_TRUE(g[r] == 0 && !signbitq(g[r])) << "trial " << trial << " r " << r;
+        continue;
+      }
+      const double rel = static_cast<double>(fabsq(g[r] - want) / want);
+      worst = std::max(worst, rel);
+      EXPECT_LT(rel, std::ldexp(1.0, -110)) << "trial " << trial << " r " << r << " q " << scores[r] << " best "
+                                            << best << " eps " << eps << " s " << sens;
+    }
+  }
+  std::printf("selection_exponents: worst relative difference 2^%.2f\n", std::log2(worst));
+}
+
+// The exponents take the same time whatever the scores: 10,000 tied, spread
+// as counts, or all but one far behind (the fastest of several runs within a
+// factor 1.2).
+TEST(SelectionExponents, TimeDoesNotDependOnTheScores) {
+  constexpr std::size_t k = 10000;
+  std::mt19937_64 gen(5);
+  std::vector<double> tied(k, 0), counts(k), far(k, -1e300);
+  for (double& q : counts) q = static_cast<double>(gen() % 1000000);
+  far[0] = 1e300;
+  std::vector<double> fastest;
+  for (const auto* scores : {&tied, &counts, &far}) {
+    double best = 1e300;
+    for (int rep = 0; rep < 15; ++rep) {
+      const auto t0 = std::chrono::steady_clock::now();
+      const auto g = selection_exponents(*scores, 1.0, 1.0);
+      const auto t1 = std::chrono::steady_clock::now();
+      ASSERT_EQ(g.size(), k);
+      best = std::min(best, std::chrono::duration<double, std::milli>(t1 - t0).count());
+    }
+    fastest.push_back(best);
+  }
+  std::printf("selection_exponents: fastest per shape (ms): %.3f %.3f %.3f\n", fastest[0], fastest[1], fastest[2]);
+  const double lo = *std::min_element(fastest.begin(), fastest.end());
+  const double hi = *std::max_element(fastest.begin(), fastest.end());
+  EXPECT_LT(hi, 1.2 * lo) << lo << " ms to " << hi << " ms";
 }
