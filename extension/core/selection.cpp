@@ -356,7 +356,7 @@ std::size_t sample_permute_and_flip(Rng& rng, std::span<const __float128> gamma)
     const bool one = (p.hi > 1) | ((p.hi == 1) & (p.lo >= 0));
     const u128 f = fixed_point(p, 128);
     const bool heads = bernoulli(rng, Fraction128{static_cast<std::uint64_t>(f >> 64), static_cast<std::uint64_t>(f)}) | one;
-    chosen = heads & (chosen == k) ? r : chosen;
+    chosen = (heads & (chosen == k)) ? r : chosen;
   }
   // A best candidate (gamma 0) is in the order and always comes up heads.
   if (chosen == k) throw std::logic_error("permute-and-flip: no candidate accepted");
