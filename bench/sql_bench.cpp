@@ -62,6 +62,11 @@ constexpr Query kQueries[] = {
     {"staircase_sum(x, 1.0, 0, 100)", "SELECT staircase_sum(x, 1.0, 0, 100) FROM t"},
     {"staircase_sum(x, 1.0, 100)", "SELECT staircase_sum(x, 1.0, 100) FROM t"},
     {"laplace_sum(x, 1.0, 0, 100)", "SELECT laplace_sum(x, 1.0, 0, 100) FROM t"},
+    // Quantiles: per row one clamp, one scaling, one bucket increment (4097
+    // counts); then one release over 4096 candidates. Over [0, 10^7] the rows
+    // (1..N) spread over every bucket; over [0, 100] nearly all are clamped.
+    {"private_quantile(x, 0.9, 1.0, 0, 1e7)", "SELECT private_quantile(x, 0.9, 1.0, 0, 10000000) FROM t"},
+    {"private_median(x, 1.0, 0, 100)", "SELECT private_median(x, 1.0, 0, 100) FROM t"},
 };
 
 // Every query is also printed as a ratio against each of these.
@@ -85,6 +90,8 @@ constexpr Target kTargets[] = {
     {"counts", "noop_count_agg(0.5)", "noop_agg(0.5)", 0},
     {"sums", "staircase_sum(x, 1.0, 0, 100)", "sum(x)", 1.15},
     {"sums", "laplace_sum(x, 1.0, 0, 100)", "staircase_sum(x, 1.0, 0, 100)", 0},
+    {"quantiles", "private_quantile(x, 0.9, 1.0, 0, 1e7)", "sum(x)", 1.5},
+    {"quantiles", "private_median(x, 1.0, 0, 100)", "sum(x)", 1.5},
 };
 
 [[noreturn]] void die(const std::string& what) {

@@ -912,14 +912,14 @@ def quantile_grid_check(v, call):
     lo, hi = call["lower"].num, call["upper"].num
     if math.isinf(hi - lo):
         return "upper - lower must be finite, but is inf"
-    e = max(math.frexp((hi - lo) / 4095)[1] - 1, math.frexp(max(abs(lo), abs(hi)))[1] - 1 - 61, -1022)
+    step, magnitude = (hi - lo) / 4095, max(abs(lo), abs(hi))
+    e = max(math.frexp(step)[1] - 2 if step > 0 else -2000, math.frexp(magnitude)[1] - 1 - 52, -1022)
     while True:
         g = math.ldexp(1.0, e)
         first, last = math.ceil(lo / g), math.floor(hi / g)
         if last - first + 1 <= 4096:
             if last < first:
-                return ("[lower, upper] must hold a point of its power-of-two grid, but [%s, %s] is too narrow for "
-                        "bounds of its magnitude" % (fmt(lo), fmt(hi)))
+                return "[lower, upper] must hold a multiple of 2^-1022, but [%s, %s] does not" % (fmt(lo), fmt(hi))
             return None
         e += 1
 
