@@ -1,14 +1,18 @@
 #!/usr/bin/python3
-"""Runs every ```python and ```c snippet of README.md as written, from a
+"""Runs every ```python, ```c and ```sh snippet of README.md as written, from a
 directory laid out as the repository root after the demo command:
-build/optdp.so (the module under test) and build/hospital.db (the sample
-database, from sql/fixtures/hospital.sql). (The ```sql blocks are run by
-check_reference.py.) A snippet must exit 0 and print something.
+build/optdp.so (the module under test), build/hospital.db (the sample
+database, from sql/fixtures/hospital.sql) and a copy of python/ (the
+package), with HOME a temporary directory. (The ```sql blocks are run by
+check_reference.py; the ```cmake and ```cpp fragments of "Installing" are the
+lines of tests/install/consumer, which the install test builds.) A snippet
+must exit 0 and print something.
 
 usage: check_readme_snippets.py SQLITE3 MODULE SOURCE_DIR [CC]
 """
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -42,11 +46,18 @@ def main(argv):
         os.symlink(module, os.path.join(build, "optdp.so"))
         with open(os.path.join(src, "sql", "fixtures", "hospital.sql")) as f:
             subprocess.run([shell, os.path.join(build, "hospital.db")], stdin=f, check=True)
-        for language in ("python", "c"):
+        shutil.copytree(os.path.join(src, "python"), os.path.join(root, "python"),
+                        ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__", "*.so"))
+        env = dict(os.environ, HOME=os.path.join(root, "home"), OPTDP_MODULE=module, PIP_NO_INDEX="1",
+                   PIP_DISABLE_PIP_VERSION_CHECK="1")
+        os.makedirs(env["HOME"])
+        for language in ("python", "c", "sh"):
             for line_no, source in snippets(readme, language):
                 where = "README.md:%d (%s)" % (line_no, language)
                 if language == "python":
                     cmd = ["/usr/bin/python3", "-c", source]
+                elif language == "sh":
+                    cmd = ["bash", "-euc", source]
                 else:
                     path = os.path.join(root, "snippet%d.c" % line_no)
                     with open(path, "w") as f:
@@ -57,7 +68,7 @@ def main(argv):
                         failures.append("%s: does not compile:\n%s" % (where, c.stderr))
                         continue
                     cmd = [exe]
-                r = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=120)
+                r = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=300, env=env)
                 ran += 1
                 print("%s: exit %d, output %r" % (where, r.returncode, r.stdout.strip()))
                 if r.returncode != 0 or not r.stdout.strip():
