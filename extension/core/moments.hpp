@@ -18,11 +18,16 @@
 
 #include <cstdint>
 
+#include "core/staircase.hpp"  // round_to_int64
+
 namespace optdp {
 
 struct MomentsPlan {
   enum class Kind { Mean, Variance };
-  // Validates eps, lower, upper like the sums (make_grid's messages).
+  // Validates eps, lower and upper with the sums' messages (make_grid), except
+  // that the width rule is upper - lower >= 2^-960: the sums are centred, so
+  // their sensitivity is the width whatever the bounds' distance from 0.
+  // The rules do not depend on the kind.
   MomentsPlan(Kind kind, double eps, double lower, double upper);
 
   Kind kind;
@@ -33,14 +38,22 @@ struct MomentsPlan {
   int shift = 0;        // s: S2 sums round(y^2 / 2^s)
   std::int64_t D2 = 1;  // the largest round(y^2 / 2^s)
 
-  // The centred grid value of a row (not NaN).
-  std::int64_t y(double x) const;
+  // The centred grid value of a row (not NaN); inline: it is the per-row step.
+  std::int64_t y(double x) const {
+    x = x < lower ? lower : (x > upper ? upper : x);
+    return round_to_int64((x - mid) * inv_g);
+  }
   // round(y^2 / 2^s), exactly.
   std::int64_t z(std::int64_t y) const;
 
   // The released values from the noisy totals (post-processing only).
   double mean(std::int64_t n_noisy, __int128 s1_noisy) const;
   double variance(std::int64_t n_noisy, __int128 s1_noisy, __int128 s2_noisy) const;
+  double stddev(std::int64_t n_noisy, __int128 s1_noisy, __int128 s2_noisy) const;
+
+ private:
+  // The variance in grid units squared, clamped into [0, ((upper - lower) / 2g)^2].
+  double variance_units(std::int64_t n, __int128 s1, __int128 s2) const;
 };
 
 }  // namespace optdp

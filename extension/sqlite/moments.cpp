@@ -5,7 +5,6 @@
 //
 // The parameters are read from the statement's text once per release
 // (params.hpp), by the first row or, when no row matched, by the final call.
-#include <cmath>
 #include <cstring>
 
 #include "core/moments.hpp"
@@ -122,8 +121,7 @@ void final(sqlite3_context* ctx) {
       out = plan.mean(n, s1);
     } else {
       const __int128 s2 = MomentsState::get(st->s2_bytes) + staircase(plan.eps_s2, plan.D2);
-      out = plan.variance(n, s1, s2);
-      if constexpr (S == Stat::Stddev) out = std::sqrt(out);
+      out = S == Stat::Var ? plan.variance(n, s1, s2) : plan.stddev(n, s1, s2);
     }
     sqlite3_result_double(ctx, out);
   });
