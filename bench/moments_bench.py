@@ -7,8 +7,9 @@ For each dataset (n rows, bounds containing 0 or not), many seeded releases
 of each estimator; prints the root-mean-square error against the true mean
 (of the clamped rows). The naive estimator splits eps in halves: a
 staircase_sum at eps/2 and a private_count at alpha = e^(-eps/2).
-Also times private_avg against sum() over --rows rows (one release each,
-median of --reps).
+Also times private_avg, private_var, private_median and staircase_sum
+against sum() over --rows rows (one release each, --reps interleaved rounds,
+medians), and one release over no rows (the fixed cost per release or group).
 """
 import argparse
 import math
@@ -22,7 +23,7 @@ def main():
     ap.add_argument("--optdp", required=True)
     ap.add_argument("--releases", type=int, default=2000)
     ap.add_argument("--rows", type=int, default=10_000_000)
-    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--reps", type=int, default=9)
     a = ap.parse_args()
     db = sqlite3.connect(":memory:")
     db.enable_load_extension(True)
@@ -54,21 +55,33 @@ def main():
     db.execute("WITH RECURSIVE s(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM s WHERE i < ?) "
                "INSERT INTO big SELECT (i * 7919 % 100000) / 1000.0 FROM s", (a.rows - 1,))
 
-    def timed(sql):
-        db.execute(sql).fetchall()
-        out = []
-        for _ in range(a.reps):
+    # Interleaved: each round runs every query once, so drifts of the machine
+    # fall on all of them alike; medians over the rounds.
+    queries = ["SELECT sum(x) FROM big", "SELECT private_avg(x, 1.0, 0, 100) FROM big",
+               "SELECT private_var(x, 1.0, 0, 100) FROM big", "SELECT private_median(x, 1.0, 0, 100) FROM big",
+               "SELECT staircase_sum(x, 1.0, 0, 100) FROM big"]
+    times = {q: [] for q in queries}
+    for q in queries:
+        db.execute(q).fetchall()  # warm-up
+    for _ in range(a.reps):
+        for q in queries:
             t0 = time.perf_counter()
-            db.execute(sql).fetchall()
-            out.append(time.perf_counter() - t0)
-        return statistics.median(out)
-    base = timed("SELECT sum(x) FROM big")
-    print("\n%d rows, median of %d: sum() %.3f s" % (a.rows, a.reps, base))
-    for sql in ("SELECT private_avg(x, 1.0, 0, 100) FROM big", "SELECT private_var(x, 1.0, 0, 100) FROM big",
-                "SELECT private_median(x, 1.0, 0, 100) FROM big", "SELECT staircase_sum(x, 1.0, 0, 100) FROM big"):
-        t = timed(sql)
-        print("  %-50s %.3f s  %.2fx sum()" % (sql, t, t / base))
-
+            db.execute(q).fetchall()
+            times[q].append(time.perf_counter() - t0)
+    base = statistics.median(times[queries[0]])
+    print("\n%d rows, median of %d interleaved rounds: sum() %.3f s" % (a.rows, a.reps, base))
+    for q in queries[1:]:
+        t = statistics.median(times[q])
+        print("  %-50s %.3f s  %.2fx sum()" % (q, t, t / base))
+    # The fixed cost of one release (parameters, charge, noise) over an empty table.
+    db.execute("CREATE TABLE empty(x REAL)")
+    for fn in ("private_avg", "private_var", "staircase_sum"):
+        q = "SELECT %s(x, 1.0, 0, 100) FROM empty" % fn
+        db.execute(q).fetchall()
+        t0 = time.perf_counter()
+        for _ in range(2000):
+            db.execute(q).fetchall()
+        print("  one release of %-14s over no rows: %.1f us" % (fn, (time.perf_counter() - t0) / 2000 * 1e6))
 
 if __name__ == "__main__":
     main()
