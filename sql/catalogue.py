@@ -924,11 +924,22 @@ def quantile_grid_check(v, call):
         e += 1
 
 
+def moments_width_check(v, call):
+    """core/moments.cpp: the sums are centred, so the width alone must be
+    finite and at least 2^-960, whatever the bounds' distance from 0."""
+    d = call["upper"].num - call["lower"].num
+    if not math.isfinite(d):
+        return "upper - lower must be finite, but is %s" % fmt(d)
+    if d < 2.0 ** -960:
+        return "upper - lower must be at least 2^-960 (1.1e-289), but is %s" % fmt(d)
+
+
 def moments_checks(sig):
-    """private_avg / var / stddev: every parameter is read, then the sums' checks (make_grid)."""
+    """private_avg / var / stddev: every parameter is read, then the sums' checks
+    in make_grid's order with the centred width rule; the same for all three."""
     c = [literal_param(p) for p in sig if p != "x"]
     c += [number("eps"), positive("eps"), number("lower"), number("upper"), eps_for_sums(),
-          finite("lower"), finite("upper"), ("lower", order_check), ("upper", width_check)]
+          finite("lower"), finite("upper"), ("lower", order_check), ("upper", moments_width_check)]
     return c  # x is never an error
 
 
@@ -1086,7 +1097,9 @@ FUNCTIONS = [
          [("x", "x", X_SUM.replace("then clamped", "then clamped into [lower, upper]")),
           ("eps", "1.0", "finite, >= 2^-30" + LIT), ("lower", "0", "finite, < upper" + LIT),
           ("upper", "10", "finite, > lower" + LIT)],
-         [4], moments_checks, signatures=[("x", "eps", "lower", "upper")])
+         [4], moments_checks, signatures=[("x", "eps", "lower", "upper")],
+         probes={"eps": [num("2^-30 (the least eps)", 2.0 ** -30), num("1e-9 (its shares are below 2^-30)", 1e-9)],
+                 "upper": [num("1e-300 (a width below 2^-960)", 1e-300), num("1e155", 1e155)]})
       for name in ("private_avg", "private_var", "private_stddev")],
     Fn("selection_probabilities", "table",
        [("scores", "'[1, 5, 3]'", "a JSON array of 1 to 10000 finite numbers"), ("eps", "1.0", EPS_DOM),
@@ -1894,6 +1907,16 @@ def special_cases():
                 e(fn, "n must be at most 400 with %s (the remap is O(n^3)), but is 401" % what))
     add("optimal_loss", "n 400 with a power loss", "n", "n = 400 (the cap) with a power loss",
         "SELECT optimal_loss(400, 0.5, 'power:1.5', 'uniform')", {"ok": True})
+    # The moments' bounds: the centred width rule, whatever the distance from 0.
+    for fn in ("private_avg", "private_var", "private_stddev"):
+        for bounds, expect, what in (
+                ("1e-280, 1.000000000001e-280", e(fn, "upper - lower must be at least 2^-960 (1.1e-289), but is " +
+                                                  fmt(1.000000000001e-280 - 1e-280)), "a width below 2^-960 far from 0"),
+                ("1e-280, 2e-280", {"ok": True, "not_null": True}, "a width of 1e-280 far from 0"),
+                ("1e300, 1.0000000000001e300", {"ok": True, "not_null": True}, "a narrow interval at 1e300"),
+                ("-8e307, 8e307", {"ok": True, "not_null": True}, "the widest finite interval"),
+                ("-1e308, 1e308", e(fn, "upper - lower must be finite, but is inf"), "an infinite width")):
+            add_both(fn, "bounds/%s" % what, "upper", what, "%s(x, 1.0, %s)" % (fn, bounds), expect)
     add("dp_rng", "valid", None, "valid", "SELECT dp_rng()", {"ok": True})
     add("dp_version", "valid", None, "valid", "SELECT dp_version()", {"ok": True})
     return c

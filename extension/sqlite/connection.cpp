@@ -103,11 +103,13 @@ const TwoSidedGeometric& Connection::two_sided_geometric(double alpha) {
 
 const IntegerStaircase& Connection::integer_staircase(double eps, std::int64_t D, std::int64_t r) {
   const StaircaseKey key{eps, D, r};
-  if (!stair_cache_ || !(stair_key_ == key)) {
-    stair_cache_ = std::make_unique<IntegerStaircase>(eps, D, r);
-    stair_key_ = key;
-  }
-  return *stair_cache_;
+  for (int i = 0; i < 2; ++i)
+    if (stair_cache_[i] && stair_key_[i] == key) return *stair_cache_[i];
+  const int i = stair_next_;
+  stair_next_ ^= 1;
+  stair_cache_[i] = std::make_unique<IntegerStaircase>(eps, D, r);
+  stair_key_[i] = key;
+  return *stair_cache_[i];
 }
 
 const LevelChain& Connection::level_chain(const std::vector<double>& alphas) {

@@ -57,7 +57,8 @@ class Connection {
   // A two-sided geometric sampler for alpha, cached: building one costs
   // tens of microseconds (binary128 exp per digit), a GROUP BY would pay it per group.
   const TwoSidedGeometric& two_sided_geometric(double alpha);
-  // An integer staircase sampler for (eps, D, r), cached likewise.
+  // An integer staircase sampler for (eps, D, r), cached likewise (the last
+  // two: private_var draws two staircases per release).
   const IntegerStaircase& integer_staircase(double eps, std::int64_t D, std::int64_t r);
 
   // A level chain for these alphas, cached like the samplers.
@@ -87,8 +88,9 @@ class Connection {
     double eps;
     std::int64_t D, r;
     bool operator==(const StaircaseKey&) const = default;
-  } stair_key_{};
-  std::unique_ptr<IntegerStaircase> stair_cache_;
+  } stair_key_[2]{};
+  std::unique_ptr<IntegerStaircase> stair_cache_[2];
+  int stair_next_ = 0;  // the slot the next new sampler replaces
   RemapCache remap_cache_;
   StatementCache statement_cache_;
   std::unique_ptr<LevelChain> levels_cache_;

@@ -189,37 +189,8 @@ std::vector<Pair> select_pairs() {
 TEST(AuditPrivateSelect, PermuteAndFlip) { expect_private(select_query("permute_and_flip", 1.0), 1.0, select_pairs()); }
 TEST(AuditPrivateSelect, Exponential) { expect_private(select_query("exponential", 1.0), 1.0, select_pairs()); }
 
-// ---- private_quantile, private_median: add/remove and replace one row --------
-
-std::vector<Pair> quantile_pairs() {
-  return {{"{} vs {9}", "", "(9)"},
-          {"{1,2,3,7} vs {1,2,3,7,9}", "(1),(2),(3),(7)", "(1),(2),(3),(7),(9)"},
-          {"{1,2,3,7} vs {1,2,9,7} (replace)", "(1),(2),(3),(7)", "(1),(2),(9),(7)"}};
-}
-
-TEST(AuditPrivateQuantile, Median) { expect_private("SELECT private_median(x, 1.0, 0, 10) FROM t", 1.0, quantile_pairs()); }
-TEST(AuditPrivateQuantile, Quantile90) {
-  expect_private("SELECT private_quantile(x, 0.9, 1.0, 0, 10) FROM t", 1.0,
-                 {{"{7,8,9} vs {7,8,9,9}", "(7),(8),(9)", "(7),(8),(9),(9)"}});
-}
-
-// ---- private_avg, private_var: add/remove and replace, bounds with and without 0 ----
-
-std::vector<Pair> moment_pairs(double lower, double upper) {
-  return {{"{} vs {upper}", "", row(upper)},
-          {"{lower,upper} vs {lower,upper,upper}", row(lower) + "," + row(upper),
-           row(lower) + "," + row(upper) + "," + row(upper)},
-          {"{lower,lower} vs {lower,upper} (replace)", row(lower) + "," + row(lower), row(lower) + "," + row(upper)}};
-}
-
-TEST(AuditPrivateAvg, Bounds0To10) { expect_private("SELECT private_avg(x, 1.0, 0, 10) FROM t", 1.0, moment_pairs(0, 10)); }
-TEST(AuditPrivateAvg, Bounds100To200) {
-  expect_private("SELECT private_avg(x, 1.0, 100, 200) FROM t", 1.0, moment_pairs(100, 200));
-}
-TEST(AuditPrivateVar, Bounds0To10) { expect_private("SELECT private_var(x, 1.0, 0, 10) FROM t", 1.0, moment_pairs(0, 10)); }
-TEST(AuditPrivateVar, Bounds100To200) {
-  expect_private("SELECT private_var(x, 1.0, 100, 200) FROM t", 1.0, moment_pairs(100, 200));
-}
+// The quantiles' and the moments' audits have their own files (quantile_audit_test.cpp,
+// moments_audit_test.cpp), with neighbours chosen to show most of their loss.
 
 // ---- the audit can fail: mechanisms claimed at less than they have ------------
 
