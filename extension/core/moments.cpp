@@ -17,17 +17,9 @@ namespace {
 // make_grid's checks and messages for eps, lower and upper, in its order,
 // with the centred sums' width rule (docs/moments.md, "Parameters").
 void check_params(double eps, double lower, double upper) {
-  check_positive(eps, "eps");
-  if (eps < 0x1p-30)
-    throw std::invalid_argument("eps must be at least 2^-30 (9.3e-10) for sums, but is " + format_double(eps));
-  if (!std::isfinite(lower)) throw std::invalid_argument("lower must be finite, but is " + format_double(lower));
-  if (!std::isfinite(upper)) throw std::invalid_argument("upper must be finite, but is " + format_double(upper));
-  if (!(lower < upper))
-    throw std::invalid_argument("lower must be less than upper, but lower is " + format_double(lower) +
-                                " and upper is " + format_double(upper));
+  check_sum_eps(eps);
+  check_bounds(lower, upper);
   const double width = upper - lower;
-  if (!std::isfinite(width))
-    throw std::invalid_argument("upper - lower must be finite, but is " + format_double(width));
   if (width < 0x1p-960)
     throw std::invalid_argument("upper - lower must be at least 2^-960 (1.1e-289), but is " + format_double(width));
 }

@@ -18,6 +18,17 @@ void check_positive(double v, const char* name) {
     throw std::invalid_argument(std::string(name) + " must be a finite number > 0, but is " + format_double(v));
 }
 
+void check_bounds(double lower, double upper, const char* width_name) {
+  if (!std::isfinite(lower)) throw std::invalid_argument("lower must be finite, but is " + format_double(lower));
+  if (!std::isfinite(upper)) throw std::invalid_argument("upper must be finite, but is " + format_double(upper));
+  if (!(lower < upper))
+    throw std::invalid_argument("lower must be less than upper, but lower is " + format_double(lower) +
+                                " and upper is " + format_double(upper));
+  const double width = upper - lower;
+  if (!std::isfinite(width))
+    throw std::invalid_argument(std::string(width_name) + " must be finite, but is " + format_double(width));
+}
+
 double alpha_of_epsilon(double eps, const char* name) {
   check_positive(eps, name);
   const __float128 exact = expq(-static_cast<__float128>(eps));

@@ -12,6 +12,12 @@ namespace optdp {
 // Throws std::invalid_argument "<name> must be a finite number > 0, but is X".
 void check_positive(double v, const char* name);
 
+// Bounds [lower, upper] of a clamped statistic: both finite, lower < upper,
+// and upper - lower finite; otherwise std::invalid_argument "lower must be
+// finite, but is -inf", "lower must be less than upper, but lower is 5 and
+// upper is 1", "<width_name> must be finite, but is inf".
+void check_bounds(double lower, double upper, const char* width_name = "upper - lower");
+
 // e^-eps rounded up to a double in (0, 1). eps must be finite and > 0, and at
 // least 2^-53 (below that e^-eps rounds to 1, which is no mechanism at all).
 double alpha_of_epsilon(double eps, const char* name = "eps");

@@ -7,18 +7,14 @@
 #include <string>
 
 #include "core/format.hpp"
+#include "core/privacy.hpp"
 #include "core/selection.hpp"
 
 namespace optdp {
 
 QuantileGrid::QuantileGrid(double lower, double upper) : lower_(lower), upper_(upper) {
-  if (!std::isfinite(lower)) throw std::invalid_argument("lower must be finite, but is " + format_double(lower));
-  if (!std::isfinite(upper)) throw std::invalid_argument("upper must be finite, but is " + format_double(upper));
-  if (!(lower < upper))
-    throw std::invalid_argument("lower must be less than upper, but lower is " + format_double(lower) +
-                                " and upper is " + format_double(upper));
+  check_bounds(lower, upper);
   const double width = upper - lower;
-  if (!std::isfinite(width)) throw std::invalid_argument("upper - lower must be finite, but is inf");
   // The smallest power of two g = 2^e with
   // - at most kMaxCandidates multiples in [lower, upper]: the loop below
   //   starts where there are certainly too many (width / g >= 2 (M - 1)) and

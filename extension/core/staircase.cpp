@@ -208,18 +208,16 @@ std::int64_t staircase_r(std::string_view spec, double eps, std::int64_t D) {
 
 // ---- grid -----------------------------------------------------------------------
 
-Grid make_grid(double eps, double lower, double upper, const char* width_name) {
+void check_sum_eps(double eps) {
   check_positive(eps, "eps");
   if (eps < 0x1p-30)
     throw std::invalid_argument("eps must be at least 2^-30 (9.3e-10) for sums, but is " + format_double(eps));
-  if (!std::isfinite(lower)) throw std::invalid_argument("lower must be finite, but is " + format_double(lower));
-  if (!std::isfinite(upper)) throw std::invalid_argument("upper must be finite, but is " + format_double(upper));
-  if (!(lower < upper))
-    throw std::invalid_argument("lower must be less than upper, but lower is " + format_double(lower) +
-                                " and upper is " + format_double(upper));
+}
+
+Grid make_grid(double eps, double lower, double upper, const char* width_name) {
+  check_sum_eps(eps);
+  check_bounds(lower, upper, width_name);
   const double width = upper - lower;
-  if (!std::isfinite(width))
-    throw std::invalid_argument(std::string(width_name) + " must be finite, but is " + format_double(width));
   // The sensitivity for adding, removing or replacing one row (staircase.hpp).
   // It only sets the grid: the noise is calibrated to the exact integer D().
   const double delta = std::max({width, std::fabs(lower), std::fabs(upper)});

@@ -143,5 +143,8 @@ struct Grid {
 // Delta is not upper - lower (0 outside [lower, upper]) the message names
 // "max(upper - lower, |lower|, |upper|)".
 Grid make_grid(double eps, double lower, double upper, const char* width_name = "upper - lower");
+// The sums' eps: finite, > 0 and at least 2^-30 (so that the noise stays far
+// inside 64-bit integers); otherwise std::invalid_argument naming eps.
+void check_sum_eps(double eps);
 
 }  // namespace optdp
