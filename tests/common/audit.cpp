@@ -1,5 +1,7 @@
 #include "audit.hpp"
 
+#include <gtest/gtest.h>
+
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -194,6 +196,33 @@ AuditResult audit_pair(const PairSpec& pair, std::int64_t seed, std::size_t n_ma
   const auto a = draw_releases(pair.rows_a, pair.query_a, seed + 2, n_main, pair.dim);
   const auto b = draw_releases(pair.rows_b, qb, seed + 3, n_main, pair.dim);
   return audit_eps(a, b, events, beta);
+}
+
+const char* current_test_name() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  return info ? info->name() : "?";
+}
+
+AuditResult audit_labelled(const std::string& query, const LabelledPair& p, std::size_t dim, double beta) {
+  const PairSpec spec{p.rows_a, p.rows_b, query, p.query_b, dim};
+  const std::string name = query + " | " + p.label + (p.query_b.empty() ? "" : " | " + p.query_b);
+  const AuditResult r = audit_pair(spec, seed_of(name), n_main(), n_pilot(), beta);
+  std::printf("[audit] %s: %s | %s\n", current_test_name(), name.c_str(), r.summary().c_str());
+  std::fflush(stdout);
+  ::testing::Test::RecordProperty(p.label, r.summary());
+  return r;
+}
+
+void expect_private(const std::string& query, double claim, const std::vector<LabelledPair>& pairs, std::size_t dim,
+                    double beta) {
+  for (const LabelledPair& p : pairs) {
+    const AuditResult r = audit_labelled(query, p, dim, beta);
+    EXPECT_LE(r.eps_lb, claim) << query << " on " << p.label << " (D = {" << p.rows_a.substr(0, 100) << "}, D' = {"
+                               << p.rows_b.substr(0, 100) << "}"
+                               << (p.query_b.empty() ? "" : ", D' query " + p.query_b)
+                               << "): the audit proves eps >= " << r.eps_lb << " > claimed " << claim
+                               << " with confidence 1 - " << beta << "\n  " << r.summary();
+  }
 }
 
 bool long_run() {

@@ -90,4 +90,25 @@ struct PairSpec {
 AuditResult audit_pair(const PairSpec& pair, std::int64_t seed, std::size_t n_main, std::size_t n_pilot,
                        double beta);
 
+// The failure probability every audited pair of the suite is run at.
+inline constexpr double kPairBeta = 1e-6;
+
+// A named pair of neighbours for a query over t(x).
+struct LabelledPair {
+  std::string label;         // e.g. "{} vs {upper}"
+  std::string rows_a, rows_b;
+  std::string query_b = "";  // only when the query itself differs (table functions)
+};
+
+// audit_pair at n_main() / n_pilot() releases, seeded by the query and the
+// label, printed ("[audit] <test>: <query> | <label> | <summary>") and
+// recorded as a property of the running GoogleTest test.
+AuditResult audit_labelled(const std::string& query, const LabelledPair& p, std::size_t dim = 1,
+                           double beta = kPairBeta);
+// For every pair, a GoogleTest failure unless the proven eps_lb <= claim.
+void expect_private(const std::string& query, double claim, const std::vector<LabelledPair>& pairs,
+                    std::size_t dim = 1, double beta = kPairBeta);
+// The running GoogleTest test's name, or "?".
+const char* current_test_name();
+
 }  // namespace optdp::test

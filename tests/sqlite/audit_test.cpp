@@ -21,47 +21,18 @@
 #include "audit.hpp"
 
 using optdp::test::AuditResult;
-using optdp::test::PairSpec;
 
 namespace {
 
-constexpr double kBeta = 1e-6;  // per audited pair (Bonferroni over its events and both directions)
+constexpr double kBeta = optdp::test::kPairBeta;  // per audited pair (Bonferroni over its events and both directions)
 
 using optdp::test::n_main;
 using optdp::test::n_pilot;
 using optdp::test::seed_of;
 
-struct Pair {
-  std::string label;  // e.g. "{} vs {upper}"
-  std::string rows_a, rows_b;
-  std::string query_b = "";  // only when the query itself differs (table functions)
-};
-
-const char* current_test() {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  return info ? info->name() : "?";
-}
-
-AuditResult run_pair(const std::string& query, const Pair& p, std::size_t dim) {
-  PairSpec spec{p.rows_a, p.rows_b, query, p.query_b, dim};
-  const std::string name = query + " | " + p.label + (p.query_b.empty() ? "" : " | " + p.query_b);
-  const AuditResult r = optdp::test::audit_pair(spec, seed_of(name), n_main(), n_pilot(), kBeta);
-  std::printf("[audit] %s: %s | %s\n", current_test(), name.c_str(), r.summary().c_str());
-  std::fflush(stdout);
-  ::testing::Test::RecordProperty(p.label, r.summary());
-  return r;
-}
-
-// Every pair must give eps_lb <= claim.
-void expect_private(const std::string& query, double claim, const std::vector<Pair>& pairs, std::size_t dim = 1) {
-  for (const auto& p : pairs) {
-    const AuditResult r = run_pair(query, p, dim);
-    EXPECT_LE(r.eps_lb, claim) << query << " on " << p.label << " (D = {" << p.rows_a << "}, D' = {" << p.rows_b
-                               << "}" << (p.query_b.empty() ? "" : ", D' query " + p.query_b)
-                               << "): the audit proves eps >= " << r.eps_lb << " > claimed " << claim
-                               << " with confidence 1 - " << kBeta << "\n  " << r.summary();
-  }
-}
+using Pair = optdp::test::LabelledPair;
+using optdp::test::audit_labelled;
+using optdp::test::expect_private;
 
 std::string num(double v) {
   char b[64];
@@ -164,7 +135,7 @@ TEST(AuditReleaseLevels, NeighbouringValues) {
   for (int v : {0, 5, 9}) {
     Pair p{"value " + std::to_string(v) + " vs " + std::to_string(v + 1), "", ""};
     p.query_b = release_levels_query(v + 1);
-    const auto r = run_pair(release_levels_query(v), p, 2);
+    const auto r = audit_labelled(release_levels_query(v), p, 2);
     EXPECT_LE(r.eps_lb, kLn2) << "release_levels(" << v << " vs " << v + 1 << ", 10, '[0.5, 0.8]'): eps_lb "
                               << r.eps_lb << " > claimed " << kLn2 << "\n  " << r.summary();
   }
@@ -196,7 +167,7 @@ TEST(AuditPrivateSelect, Exponential) { expect_private(select_query("exponential
 
 // private_count(0.5) is exactly ln 2 = 0.693-DP; claimed at 0.3 it must be caught.
 TEST(AuditSelfCheck, DetectsCountClaimedAtTooSmallEpsilon) {
-  const auto r = run_pair("SELECT private_count(0.5) FROM t", {"3 rows vs 4 rows", "(1),(2),(3)", "(1),(2),(3),(4)"}, 1);
+  const auto r = audit_labelled("SELECT private_count(0.5) FROM t", {"3 rows vs 4 rows", "(1),(2),(3)", "(1),(2),(3),(4)"}, 1);
   EXPECT_GT(r.eps_lb, 0.3) << r.summary();
 }
 
@@ -204,7 +175,7 @@ TEST(AuditSelfCheck, DetectsCountClaimedAtTooSmallEpsilon) {
 // (real-valued outputs on a fine grid, thresholds from the pilot).
 TEST(AuditSelfCheck, DetectsSumClaimedAtTooSmallEpsilon) {
   for (const char* fn : {"staircase_sum", "laplace_sum"}) {
-    const auto r = run_pair(std::string("SELECT ") + fn + "(x, 1.0, 0, 10) FROM t", {"{} vs {upper}", "", "(10)"}, 1);
+    const auto r = audit_labelled(std::string("SELECT ") + fn + "(x, 1.0, 0, 10) FROM t", {"{} vs {upper}", "", "(10)"}, 1);
     EXPECT_GT(r.eps_lb, 0.5) << fn << ": " << r.summary();
   }
 }
@@ -212,7 +183,7 @@ TEST(AuditSelfCheck, DetectsSumClaimedAtTooSmallEpsilon) {
 // The two-level release claimed at the SECOND level's epsilon (-ln 0.8 = 0.223)
 // must be caught: the pair carries level 1's information.
 TEST(AuditSelfCheck, DetectsLevelsClaimedAtTheLastLevel) {
-  const auto r = run_pair(levels_query("private_count_levels(0.5, 0.8)"),
+  const auto r = audit_labelled(levels_query("private_count_levels(0.5, 0.8)"),
                           {"3 rows vs 4 rows", "(1),(2),(3)", "(1),(2),(3),(4)"}, 2);
   EXPECT_GT(r.eps_lb, -std::log(0.8)) << r.summary();
 }
@@ -221,7 +192,7 @@ TEST(AuditSelfCheck, DetectsLevelsClaimedAtTheLastLevel) {
 // these scores the exponential mechanism's loss is ln(e^2 / e) = 1, half its
 // eps, as it often is; the claim is a worst case over all score vectors.)
 TEST(AuditSelfCheck, DetectsSelectClaimedAtAQuarterOfItsEpsilon) {
-  const auto r = run_pair(select_query("exponential", 4.0), {"{0,0,1} vs {0,1,1} (replace)", "(0),(0),(1)", "(0),(1),(1)"}, 1);
+  const auto r = audit_labelled(select_query("exponential", 4.0), {"{0,0,1} vs {0,1,1} (replace)", "(0),(0),(1)", "(0),(1),(1)"}, 1);
   EXPECT_GT(r.eps_lb, 1.0) << r.summary();
 }
 
@@ -234,7 +205,7 @@ TEST(AuditSelfCheck, JointEventCatchesIndependentLevels) {
   const std::string name = q + " | 3 rows vs 4 rows";
   const AuditResult r = optdp::test::audit_pair({"(1),(2),(3)", "(1),(2),(3),(4)", q, "", 2}, seed_of(name),
                                                 std::max<std::size_t>(n_main(), 50000), n_pilot(), kBeta);
-  std::printf("[audit] %s: %s | %s\n", current_test(), name.c_str(), r.summary().c_str());
+  std::printf("[audit] %s: %s | %s\n", optdp::test::current_test_name(), name.c_str(), r.summary().c_str());
   EXPECT_GT(r.eps_lb, kLn2) << r.summary();
   EXPECT_NE(r.event.find(" and "), std::string::npos) << "expected a joint event: " << r.summary();
 }

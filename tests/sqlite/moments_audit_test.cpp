@@ -28,15 +28,12 @@
 #include "audit.hpp"
 
 using optdp::test::AuditResult;
-using optdp::test::PairSpec;
 
 namespace {
 
-constexpr double kBeta = 1e-6;  // per audited pair (Bonferroni over its events and both directions)
-
-struct Pair {
-  std::string label, rows_a, rows_b;
-};
+using Pair = optdp::test::LabelledPair;
+using optdp::test::audit_labelled;
+using optdp::test::expect_private;
 
 // A VALUES list: k copies of v for each (k, v).
 std::string rows(const std::vector<std::pair<int, double>>& groups) {
@@ -53,26 +50,6 @@ std::string query(const char* fn, double eps, double lower, double upper) {
   char b[160];
   std::snprintf(b, sizeof b, "SELECT %s(x, %.17g, %.17g, %.17g) FROM t", fn, eps, lower, upper);
   return b;
-}
-
-AuditResult audit(const std::string& q, const Pair& p) {
-  const PairSpec spec{p.rows_a, p.rows_b, q, "", 1};
-  const std::string name = q + " | " + p.label;
-  const AuditResult r =
-      optdp::test::audit_pair(spec, optdp::test::seed_of(name), optdp::test::n_main(), optdp::test::n_pilot(), kBeta);
-  std::printf("[audit] %s | %s\n", name.c_str(), r.summary().c_str());
-  std::fflush(stdout);
-  ::testing::Test::RecordProperty(p.label, r.summary());
-  return r;
-}
-
-void expect_private(const std::string& q, double claim, const std::vector<Pair>& pairs) {
-  for (const Pair& p : pairs) {
-    const AuditResult r = audit(q, p);
-    EXPECT_LE(r.eps_lb, claim) << q << " on " << p.label << " (D = {" << p.rows_a.substr(0, 100) << "}, D' = {"
-                               << p.rows_b.substr(0, 100) << "}): the audit proves eps >= " << r.eps_lb << " > claimed " << claim
-                               << " with confidence 1 - " << kBeta << "\n  " << r.summary();
-  }
 }
 
 Pair add_to_empty(double upper) { return {"{} vs {upper} (add)", "", rows({{1, upper}})}; }
@@ -129,10 +106,10 @@ TEST(MomentsAudit, StddevBounds100To200) {
 // The audit can fail here: the mean at eps = 2 and the variance at eps = 4,
 // each claimed at 1.
 TEST(MomentsAudit, SelfCheckCatchesTwiceTheLossOfTheMean) {
-  const AuditResult r = audit(query("private_avg", 2.0, 100, 200), replace_lower_by_upper(100, 200));
+  const AuditResult r = audit_labelled(query("private_avg", 2.0, 100, 200), replace_lower_by_upper(100, 200));
   EXPECT_GT(r.eps_lb, 1.0) << "the audit no longer detects a loss of 2 claimed as 1 on this pair: " << r.summary();
 }
 TEST(MomentsAudit, SelfCheckCatchesFourTimesTheLossOfTheVariance) {
-  const AuditResult r = audit(query("private_var", 4.0, 100, 200), add_to_empty(200));
+  const AuditResult r = audit_labelled(query("private_var", 4.0, 100, 200), add_to_empty(200));
   EXPECT_GT(r.eps_lb, 1.0) << "the audit no longer detects a loss of 4 claimed as 1 on this pair: " << r.summary();
 }

@@ -24,46 +24,26 @@
 #include "audit.hpp"
 
 using optdp::test::AuditResult;
-using optdp::test::PairSpec;
 
 namespace {
 
-constexpr double kBeta = 1e-6;  // per audited pair (Bonferroni over its events and both directions)
-
-struct Pair {
-  std::string label, rows_a, rows_b;
-};
+using Pair = optdp::test::LabelledPair;
+using optdp::test::audit_labelled;
+using optdp::test::expect_private;
 
 const Pair kReplace{"{0,8} vs {10,8} (replace)", "(0),(8)", "(10),(8)"};
 const Pair kAdd{"{8,8,8} vs {0,8,8,8} (add)", "(8),(8),(8)", "(0),(8),(8),(8)"};
 
-AuditResult audit(const std::string& query, const Pair& p) {
-  const PairSpec spec{p.rows_a, p.rows_b, query, "", 1};
-  const std::string name = query + " | " + p.label;
-  const AuditResult r =
-      optdp::test::audit_pair(spec, optdp::test::seed_of(name), optdp::test::n_main(), optdp::test::n_pilot(), kBeta);
-  std::printf("[audit] %s | %s\n", name.c_str(), r.summary().c_str());
-  std::fflush(stdout);
-  ::testing::Test::RecordProperty(p.label, r.summary());
-  return r;
-}
-
-void expect_private(const std::string& query, double claim, const Pair& p) {
-  const AuditResult r = audit(query, p);
-  EXPECT_LE(r.eps_lb, claim) << query << " on " << p.label << ": the audit proves eps >= " << r.eps_lb
-                             << " > claimed " << claim << " with confidence 1 - " << kBeta << "\n  " << r.summary();
-}
-
 }  // namespace
 
-TEST(QuantileAudit, MedianReplaceOneRow) { expect_private("SELECT private_median(x, 1.0, 0, 10) FROM t", 1.0, kReplace); }
+TEST(QuantileAudit, MedianReplaceOneRow) { expect_private("SELECT private_median(x, 1.0, 0, 10) FROM t", 1.0, {kReplace}); }
 
 TEST(QuantileAudit, QuantileAddOneRow) {
-  expect_private("SELECT private_quantile(x, 0.25, 1.0, 0, 10) FROM t", 1.0, kAdd);
+  expect_private("SELECT private_quantile(x, 0.25, 1.0, 0, 10) FROM t", 1.0, {kAdd});
 }
 
 // The audit can fail here: private_median at eps = 2 claimed at 1.
 TEST(QuantileAudit, SelfCheckCatchesTwiceTheLoss) {
-  const AuditResult r = audit("SELECT private_median(x, 2.0, 0, 10) FROM t", kReplace);
+  const AuditResult r = audit_labelled("SELECT private_median(x, 2.0, 0, 10) FROM t", kReplace);
   EXPECT_GT(r.eps_lb, 1.0) << "the audit no longer detects a loss of 2 claimed as 1 on this pair: " << r.summary();
 }
