@@ -84,6 +84,12 @@ class OptdpTestCase(unittest.TestCase):
     def assertError(self, sql, message, params=()):
         self.assertEqual(self.error_of(sql, params), message, "for: " + sql)
 
+    def assertErrorWithAndWithoutRows(self, call, message, tables=("t", "e")):
+        """SELECT call FROM each table (one with rows, one empty) fails with the same message:
+        the parameters are read the same way on both paths."""
+        for table in tables:
+            self.assertError("SELECT %s FROM %s" % (call, table), message)
+
     def assertErrorNames(self, sql, function, argument, params=()):
         """The error starts with '<function>: ' and names the argument."""
         msg = self.error_of(sql, params)

@@ -22,41 +22,37 @@ class TestQuantileErrors(lib.OptdpTestCase):
         super().setUp()
         self.db.executescript("CREATE TABLE t(x); INSERT INTO t VALUES (1), (2), (3); CREATE TABLE e(x);")
 
-    def both(self, call, message):
-        for table in ("t", "e"):
-            self.assertError("SELECT %s FROM %s" % (call, table), message)
-
     def test_messages(self):
-        self.both("private_quantile(x, 1.5, 1, 0, 10)", "private_quantile: q must be in [0, 1], but is 1.5")
-        self.both("private_quantile(x, -0.1, 1, 0, 10)", "private_quantile: q must be in [0, 1], but is -0.1")
-        self.both("private_quantile(x, 0.5, 0, 0, 10)", "private_quantile: eps must be a finite number > 0, but is 0")
-        self.both("private_median(x, 1, 10, 0)",
+        self.assertErrorWithAndWithoutRows("private_quantile(x, 1.5, 1, 0, 10)", "private_quantile: q must be in [0, 1], but is 1.5")
+        self.assertErrorWithAndWithoutRows("private_quantile(x, -0.1, 1, 0, 10)", "private_quantile: q must be in [0, 1], but is -0.1")
+        self.assertErrorWithAndWithoutRows("private_quantile(x, 0.5, 0, 0, 10)", "private_quantile: eps must be a finite number > 0, but is 0")
+        self.assertErrorWithAndWithoutRows("private_median(x, 1, 10, 0)",
                   "private_median: lower must be less than upper, but lower is 10 and upper is 0")
-        self.both("private_median(x, 1, 0, 1e999)", "private_median: upper must be finite, but is inf")
-        self.both("private_median(x, NULL, 0, 1)", "private_median: eps must be a number, but is NULL")
-        self.both("private_median(x, x, 0, 1)",
+        self.assertErrorWithAndWithoutRows("private_median(x, 1, 0, 1e999)", "private_median: upper must be finite, but is inf")
+        self.assertErrorWithAndWithoutRows("private_median(x, NULL, 0, 1)", "private_median: eps must be a number, but is NULL")
+        self.assertErrorWithAndWithoutRows("private_median(x, x, 0, 1)",
                   "private_median: eps must be a literal or a bound parameter (optdp fixes the noise before it "
                   "reads any row), but is the expression 'x'")
 
     def test_every_parameter(self):
         q = "private_quantile: "
-        self.both("private_quantile(x, 1e999, 1, 0, 10)", q + "q must be in [0, 1], but is inf")
-        self.both("private_quantile(x, -1e999, 1, 0, 10)", q + "q must be in [0, 1], but is -inf")
-        self.both("private_quantile(x, 2, 1, 0, 10)", q + "q must be in [0, 1], but is 2")
-        self.both("private_quantile(x, '0.5', 1, 0, 10)", q + "q must be a number, but is text '0.5'")
-        self.both("private_quantile(x, 0.5 + 0, 1, 0, 10)",
+        self.assertErrorWithAndWithoutRows("private_quantile(x, 1e999, 1, 0, 10)", q + "q must be in [0, 1], but is inf")
+        self.assertErrorWithAndWithoutRows("private_quantile(x, -1e999, 1, 0, 10)", q + "q must be in [0, 1], but is -inf")
+        self.assertErrorWithAndWithoutRows("private_quantile(x, 2, 1, 0, 10)", q + "q must be in [0, 1], but is 2")
+        self.assertErrorWithAndWithoutRows("private_quantile(x, '0.5', 1, 0, 10)", q + "q must be a number, but is text '0.5'")
+        self.assertErrorWithAndWithoutRows("private_quantile(x, 0.5 + 0, 1, 0, 10)",
                   q + "q must be a literal or a bound parameter (optdp fixes the noise before it reads any row), "
                   "but is the expression '0.5 + 0'")
-        self.both("private_quantile(x, 0.5, -1, 0, 10)", q + "eps must be a finite number > 0, but is -1")
-        self.both("private_quantile(x, 0.5, 1e999, 0, 10)", q + "eps must be a finite number > 0, but is inf")
-        self.both("private_quantile(x, 0.5, 'abc', 0, 10)", q + "eps must be a number, but is text 'abc'")
-        self.both("private_quantile(x, 0.5, 1, 3, 3)", q + "lower must be less than upper, but lower is 3 and upper is 3")
-        self.both("private_quantile(x, 0.5, 1, -1e999, 3)", q + "lower must be finite, but is -inf")
-        self.both("private_quantile(x, 0.5, 1, 0, '10')", q + "upper must be a number, but is text '10'")
-        self.both("private_quantile(x, 0.5, 1, -1e308, 1e308)", q + "upper - lower must be finite, but is inf")
-        self.both("private_median(x, 1, 5e-324, 1e-323)",
+        self.assertErrorWithAndWithoutRows("private_quantile(x, 0.5, -1, 0, 10)", q + "eps must be a finite number > 0, but is -1")
+        self.assertErrorWithAndWithoutRows("private_quantile(x, 0.5, 1e999, 0, 10)", q + "eps must be a finite number > 0, but is inf")
+        self.assertErrorWithAndWithoutRows("private_quantile(x, 0.5, 'abc', 0, 10)", q + "eps must be a number, but is text 'abc'")
+        self.assertErrorWithAndWithoutRows("private_quantile(x, 0.5, 1, 3, 3)", q + "lower must be less than upper, but lower is 3 and upper is 3")
+        self.assertErrorWithAndWithoutRows("private_quantile(x, 0.5, 1, -1e999, 3)", q + "lower must be finite, but is -inf")
+        self.assertErrorWithAndWithoutRows("private_quantile(x, 0.5, 1, 0, '10')", q + "upper must be a number, but is text '10'")
+        self.assertErrorWithAndWithoutRows("private_quantile(x, 0.5, 1, -1e308, 1e308)", q + "upper - lower must be finite, but is inf")
+        self.assertErrorWithAndWithoutRows("private_median(x, 1, 5e-324, 1e-323)",
                   "private_median: [lower, upper] must hold a multiple of 2^-1022, but [5e-324, 1e-323] does not")
-        self.both("private_median(x, 1, x, 10)",
+        self.assertErrorWithAndWithoutRows("private_median(x, 1, x, 10)",
                   "private_median: lower must be a literal or a bound parameter (optdp fixes the noise before it "
                   "reads any row), but is the expression 'x'")
 

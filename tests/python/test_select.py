@@ -28,8 +28,7 @@ class TestSelectErrors(lib.OptdpTestCase):
 
     def both(self, call, message):
         """The same message whether candidates are given or not."""
-        for table in ("c", "empty"):
-            self.assertError("SELECT %s FROM %s" % (call, table), message)
+        self.assertErrorWithAndWithoutRows(call, message, ("c", "empty"))
 
     def test_eps(self):
         self.both("private_select(k, score, 0)", "private_select: eps must be a finite number > 0, but is 0")
