@@ -5,6 +5,12 @@
 
 namespace optdp::sql {
 
+[[gnu::noinline]] double non_numeric_row_value(sqlite3_value* x) {
+  sqlite3_value_numeric_type(x);  // applies numeric affinity, as sum() does
+  const double v = sqlite3_value_double(x);
+  return v == v ? v : 0.0;
+}
+
 std::string describe(sqlite3_value* v) {
   switch (sqlite3_value_type(v)) {
     case SQLITE_NULL:

@@ -20,6 +20,16 @@ namespace optdp::sql {
 // How a value is shown in messages: NULL, 1.5, inf, NaN, 42, text 'abc', a blob of 3 bytes.
 std::string describe(sqlite3_value* v);
 
+// A row's non-NULL value as SQLite's sum() reads it: an INTEGER or REAL as it
+// is, text or a blob that looks like a number as that number, anything else
+// as 0 (NaN as 0). Never an error: whether a release fails must not depend on
+// the rows. type is sqlite3_value_type(x); the common case is inline, the
+// conversion of other types out of line.
+double non_numeric_row_value(sqlite3_value* x);
+inline double row_value(sqlite3_value* x, int type) {
+  return (type == SQLITE_FLOAT || type == SQLITE_INTEGER) ? sqlite3_value_double(x) : non_numeric_row_value(x);
+}
+
 // A finite or infinite number given as INTEGER or REAL; anything else throws
 // "<name> must be a number, but is <value>".
 double number_arg(sqlite3_value* v, const char* name);

@@ -170,15 +170,6 @@ bool ends_with_order_by_1(std::string_view q) {
   return depth == 0;
 }
 
-// A row's value as sum() reads it (numeric affinity; anything else is 0).
-double value_of(sqlite3_value* x) {
-  const int t = sqlite3_value_type(x);
-  if (t == SQLITE_FLOAT || t == SQLITE_INTEGER) return sqlite3_value_double(x);
-  sqlite3_value_numeric_type(x);
-  const double v = sqlite3_value_double(x);
-  return v == v ? v : 0.0;
-}
-
 class ReleasedRows final : public RowSource {
  public:
   struct Row {
@@ -285,7 +276,7 @@ std::unique_ptr<RowSource> open_private_groups(sqlite3_value** argv, Connection&
     if (has_value) {
       sqlite3_value* x = sqlite3_column_value(s, 2);
       if (sqlite3_value_type(x) == SQLITE_NULL) continue;  // as avg() skips NULLs
-      q = plan.quantize(value_of(x));
+      q = plan.quantize(row_value(x, sqlite3_value_type(x)));
     }
     const KeyView k = key_of(sqlite3_column_value(s, 1));
     auto it = index.find(k);

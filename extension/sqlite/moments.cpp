@@ -71,13 +71,6 @@ template <Stat S>
   return st->ready;
 }
 
-// A row's x as sum() reads it; never an error.
-[[gnu::noinline]] double other_x(sqlite3_value* x) {
-  sqlite3_value_numeric_type(x);
-  const double v = sqlite3_value_double(x);
-  return v == v ? v : 0.0;
-}
-
 template <Stat S>
 void step(sqlite3_context* ctx, int, sqlite3_value** argv) {
   auto* st = static_cast<MomentsState*>(sqlite3_aggregate_context(ctx, sizeof(MomentsState)));
@@ -86,7 +79,7 @@ void step(sqlite3_context* ctx, int, sqlite3_value** argv) {
   sqlite3_value* x = argv[0];
   const int t = sqlite3_value_type(x);
   if (t == SQLITE_NULL) return;
-  const double v = (t == SQLITE_FLOAT || t == SQLITE_INTEGER) ? sqlite3_value_double(x) : other_x(x);
+  const double v = row_value(x, t);
   const std::int64_t y = st->plan().y(v);
   ++st->n;
   MomentsState::add(st->s1_bytes, y);

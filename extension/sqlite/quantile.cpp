@@ -82,15 +82,7 @@ void step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   sqlite3_value* x = argv[0];
   const int t = sqlite3_value_type(x);
   if (t == SQLITE_NULL) return;
-  double v;
-  if (t == SQLITE_FLOAT || t == SQLITE_INTEGER) {
-    v = sqlite3_value_double(x);
-  } else {  // read as sum() reads it; never an error
-    sqlite3_value_numeric_type(x);
-    v = sqlite3_value_double(x);
-  }
-  if (v != v) v = 0;
-  ++st->buckets()[st->params.grid.bucket(v)];
+  ++st->buckets()[st->params.grid.bucket(row_value(x, t))];
 }
 
 template <bool MEDIAN, int ARGC>

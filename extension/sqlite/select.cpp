@@ -75,9 +75,8 @@ struct SelectState {
 // NaN as 0 and +-inf as the largest finite doubles. Never an error: whether
 // a release fails must not depend on the rows.
 double score_of(sqlite3_value* v) {
-  sqlite3_value_numeric_type(v);
-  double s = sqlite3_value_type(v) == SQLITE_NULL ? 0.0 : sqlite3_value_double(v);
-  if (s != s) s = 0;
+  const int t = sqlite3_value_type(v);
+  double s = t == SQLITE_NULL ? 0.0 : row_value(v, t);
   if (std::isinf(s)) s = s > 0 ? std::numeric_limits<double>::max() : -std::numeric_limits<double>::max();
   return s;
 }

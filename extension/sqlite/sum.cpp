@@ -74,15 +74,6 @@ void read_params(sqlite3_context* ctx, SumState& st, Mechanism mech, int argc) {
         argc);
 }
 
-// A row's x as SQLite's sum() reads it: a number as it is, text or a blob
-// that looks like a number as that number, anything else as 0. Never an
-// error: whether a release fails must not depend on the rows.
-[[gnu::noinline]] double other_x(sqlite3_value* x) {
-  sqlite3_value_numeric_type(x);  // applies numeric affinity, as sum() does
-  const double v = sqlite3_value_double(x);
-  return v == v ? v : 0.0;
-}
-
 template <Mechanism M>
 [[gnu::noinline]] bool first_row(sqlite3_context* ctx, SumState* st, int argc) {
   if (!st) {
@@ -101,7 +92,7 @@ void sum_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   sqlite3_value* x = argv[0];
   const int t = sqlite3_value_type(x);
   if (t == SQLITE_NULL) return;
-  const double v = (t == SQLITE_FLOAT || t == SQLITE_INTEGER) ? sqlite3_value_double(x) : other_x(x);
+  const double v = row_value(x, t);
   st->add(st->grid.quantize(v, st->lower, st->upper));
 }
 
