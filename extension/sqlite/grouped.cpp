@@ -248,8 +248,8 @@ std::unique_ptr<RowSource> open_private_groups(sqlite3_value** argv, Connection&
     while ((rc = sqlite3_step(ks.get())) == SQLITE_ROW) {
       const KeyView k = key_of(sqlite3_column_value(ks.get(), 0));
       if (index.find(k) != index.end()) continue;
-      index.emplace(Key{k.type, k.i, k.d, std::string(k.bytes)}, static_cast<std::uint32_t>(keys.size()));
-      keys.push_back(Key{k.type, k.i, k.d, std::string(k.bytes)});
+      keys.push_back(index.emplace(Key{k.type, k.i, k.d, std::string(k.bytes)},
+                                   static_cast<std::uint32_t>(keys.size())).first->first);
     }
     if (rc != SQLITE_DONE) throw std::runtime_error(std::string("keys_query failed: ") + sqlite3_errmsg(db));
     acc.reserve_keys(keys.size());
@@ -284,7 +284,7 @@ std::unique_ptr<RowSource> open_private_groups(sqlite3_value** argv, Connection&
       if (!private_keys) continue;  // not a public key: dropped
       const auto idx = static_cast<std::uint32_t>(keys.size());
       it = index.emplace(Key{k.type, k.i, k.d, std::string(k.bytes)}, idx).first;
-      keys.push_back(Key{k.type, k.i, k.d, std::string(k.bytes)});
+      keys.push_back(it->first);
       acc.reserve_keys(keys.size());
     }
     acc.add(it->second, q, rng);
