@@ -65,9 +65,8 @@ struct Candidates {
 };
 
 struct SelectState {
-  Candidates* c;
-  bool ready;  // the parameters have been read (c is set)
-  bool failed;
+  Candidates* c;  // set once the parameters have been read
+  bool failed;    // reading them failed (the first row reported it)
 };
 
 // A score as SQLite's sum() reads a value: numbers as they are, text that
@@ -106,7 +105,7 @@ void finish(sqlite3_context* ctx, int argc) {
       release(ctx, read(ctx, argc), nullptr);
       return;
     }
-    if (!st->ready) return;  // the first row reported the error
+    if (!c) return;  // the first row reported the error
     release(ctx, c->params, c);
   });
   delete c;
@@ -121,17 +120,14 @@ void private_select_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     sqlite3_result_error_nomem(ctx);
     return;
   }
-  if (!st->ready) [[unlikely]] {
+  if (!st->c) [[unlikely]] {
     if (st->failed) return;
-    st->ready = guard(ctx, kName, [&] {
+    st->failed = !guard(ctx, kName, [&] {
       const SelectParams params = read(ctx, argc);
       st->c = new Candidates;
       st->c->params = params;
     });
-    if (!st->ready) {
-      st->failed = true;
-      return;
-    }
+    if (st->failed) return;
   }
   Candidates& c = *st->c;
   if (c.values.size() >= kMaxCandidates) {
