@@ -5,8 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
-echo "== building optdp (build/optdp.so; a few minutes on a fresh machine)"
+echo "== building optdp (build/optdp.so: the module alone, not the tests)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
-cmake --build build -j"$(nproc)"
+cmake --build build -j"$(nproc)" --target optdp
 echo "== the demo"
 bash examples/run_demo.sh . ./build/optdp sqlite3
