@@ -15,7 +15,6 @@ Everything is deterministic and small (the whole file runs in about a second).
 import json
 import math
 import sys
-import time
 
 from optdp_testlib import OptdpTestCase, main
 
@@ -733,13 +732,12 @@ class TestMatrixErrors(MatrixTestCase):
 
 
 class TestCaps(MatrixTestCase):
-    """Sizes beyond the caps error at once instead of running."""
+    """Sizes beyond the caps are refused by the argument check, whose message
+    names the cap, before anything is computed (not timed: no wall-clock
+    assertions in the suite)."""
 
     def assertQuickError(self, sql, function, argument="n"):
-        start = time.monotonic()
-        msg = self.assertErrorNames(sql, function, argument)
-        self.assertLess(time.monotonic() - start, 0.5, sql)
-        return msg
+        return self.assertErrorNames(sql, function, argument)
 
     def test_matrix_cap_5000(self):
         for sql, fn in [("select * from geometric_matrix(5001, 0.5)", "geometric_matrix"),
