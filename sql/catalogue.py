@@ -38,7 +38,10 @@ itself fails to evaluate, like dp_alpha(0), fails the rows path first with
 SQLite's (or dp_alpha's) message; the empty path refuses the expression. Each
 parameter also gets a CASE on the row (a value that would change between
 rows), refused the same way. x of the sums is never an error (read like
-sum() reads it), so no message can quote a row. Special cases cover the
+sum() reads it), so no message can quote a row. A scalar function's
+arguments can be columns: its message shows values only when every argument
+is a bound parameter, and the expected messages of scalar calls written with
+literals have their values hidden (hide_values() below). Special cases cover the
 literal forms, bound parameters ("bind": the runner binds them), two calls
 with different parameters, and calls in views and triggers (DIRECTONLY).
 Table-valued functions run each probe as a call and through the hidden
