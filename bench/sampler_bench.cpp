@@ -8,6 +8,13 @@
 //                                        which has exactly the two-sided geometric(A) law
 //   TwoSidedGeometric/SeededRng/alpha:A  optdp sampler on the ChaCha20 SeededRng (for information)
 //   Rng/...                              raw generator throughput (bytes/s, for information)
+//   Selection/<method>/<shape>           one draw of core/selection over 10,000 candidates (SeededRng),
+//                                        for score shapes that would make the time depend on the scores
+//   SelectionExponents/<shape>           selection_exponents over 10,000 scores
+// After the ratios it prints, per selection family, the slowest shape's median
+// over the fastest's: the wall-clock check that the work counted by the test
+// SelectionSamplers.WorkDoesNotDependOnTheScores takes the same time (tests
+// assert no times).
 //
 // By default every benchmark runs 7 times in random interleaved order and the
 // console shows aggregates; afterwards the median CPU time per sample is used
@@ -29,6 +36,7 @@
 
 #include "core/rng.hpp"
 #include "core/samplers.hpp"
+#include "core/selection.hpp"
 
 namespace {
 
@@ -97,6 +105,45 @@ void mt_u64(benchmark::State& state) {
     benchmark::DoNotOptimize(v);
   }
   state.SetBytesProcessed(state.iterations() * 8);
+}
+
+// Score shapes for the selection benchmarks: the extremes a query could aim
+// at (docs/boundary.md; tests/core/selection_test.cpp counts their work).
+constexpr std::size_t kSelectionK = 10000;
+struct GammaShape {
+  const char* label;
+  __float128 gamma;  // every candidate but one best
+};
+constexpr GammaShape kGammaShapes[] = {
+    {"gamma71.5", 71.5Q}, {"gamma72.5", 72.5Q}, {"tied", 0}, {"far", 1e6Q}, {"gamma0.7", 0.7Q}};
+
+void selection_draw(benchmark::State& state, optdp::SelectionMethod m, __float128 g) {
+  std::vector<__float128> gamma(kSelectionK, g);
+  gamma[kSelectionK / 2] = 0;
+  optdp::SeededRng rng(77);
+  for (auto _ : state) {
+    std::size_t r = optdp::sample_selection(rng, m, gamma);
+    benchmark::DoNotOptimize(r);
+  }
+}
+
+struct ScoreShape {
+  const char* label;
+  std::vector<double> scores;
+};
+std::vector<ScoreShape> score_shapes() {
+  std::mt19937_64 gen(5);
+  std::vector<double> tied(kSelectionK, 0), counts(kSelectionK), far(kSelectionK, -1e300);
+  for (double& q : counts) q = static_cast<double>(gen() % 1000000);
+  far[0] = 1e300;
+  return {{"tied", tied}, {"counts", counts}, {"far", far}};
+}
+
+void selection_exponents(benchmark::State& state, const std::vector<double>& scores) {
+  for (auto _ : state) {
+    auto g = optdp::selection_exponents(scores, 1.0, 1.0);
+    benchmark::DoNotOptimize(g.data());
+  }
 }
 
 // An Rng that counts the bytes it hands out (at 4 KiB granularity), to report
@@ -190,6 +237,19 @@ int main(int argc, char** argv) {
   benchmark::RegisterBenchmark("Rng/SeededRng/u64", [](benchmark::State& s) { rng_u64(s, seeded_rng); });
   benchmark::RegisterBenchmark("Rng/randombytes_buf/4096B", randombytes_4k);
   benchmark::RegisterBenchmark("Rng/mt19937_64/u64", mt_u64);
+  const optdp::SelectionMethod methods[] = {optdp::SelectionMethod::Exponential,
+                                            optdp::SelectionMethod::PermuteAndFlip};
+  for (const auto m : methods)
+    for (const GammaShape& sh : kGammaShapes) {
+      const __float128 g = sh.gamma;
+      benchmark::RegisterBenchmark(
+          (std::string("Selection/") + optdp::selection_method_name(m) + "/" + sh.label).c_str(),
+          [m, g](benchmark::State& st) { selection_draw(st, m, g); });
+    }
+  static const std::vector<ScoreShape> shapes = score_shapes();
+  for (const ScoreShape& sh : shapes)
+    benchmark::RegisterBenchmark((std::string("SelectionExponents/") + sh.label).c_str(),
+                                 [&sh](benchmark::State& st) { selection_exponents(st, sh.scores); });
 
   RatioReporter reporter(isatty(fileno(stdout)) ? benchmark::ConsoleReporter::OO_ColorTabular
                                                 : benchmark::ConsoleReporter::OO_Tabular);
@@ -228,6 +288,23 @@ int main(int argc, char** argv) {
     std::printf("\ntarget: secure / baseline at alpha %s = %.3f (limit %.1f): %s\n", a.label, s / b, kTargetLimit,
                 s / b <= kTargetLimit ? "MET" : "NOT MET");
   }
+  // Selection: the slowest shape over the fastest, per family (medians of the same run).
+  std::printf("\nselection, slowest / fastest score shape (median CPU time, same run):\n");
+  auto spread = [&reporter](const std::string& family, const std::vector<std::string>& labels) {
+    double lo = -1, hi = -1;
+    for (const std::string& l : labels) {
+      const double ns = reporter.ns(family + "/" + l);
+      if (ns < 0) continue;
+      lo = lo < 0 ? ns : std::min(lo, ns);
+      hi = std::max(hi, ns);
+    }
+    if (lo > 0) std::printf("  %-34s %10.1f us to %10.1f us: %.3f\n", family.c_str(), lo / 1e3, hi / 1e3, hi / lo);
+  };
+  std::vector<std::string> gamma_labels, score_labels;
+  for (const GammaShape& sh : kGammaShapes) gamma_labels.push_back(sh.label);
+  for (const ScoreShape& sh : shapes) score_labels.push_back(sh.label);
+  for (const auto m : methods) spread(std::string("Selection/") + optdp::selection_method_name(m), gamma_labels);
+  spread("SelectionExponents", score_labels);
   benchmark::Shutdown();
   return 0;
 }

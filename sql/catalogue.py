@@ -38,7 +38,10 @@ itself fails to evaluate, like dp_alpha(0), fails the rows path first with
 SQLite's (or dp_alpha's) message; the empty path refuses the expression. Each
 parameter also gets a CASE on the row (a value that would change between
 rows), refused the same way. x of the sums is never an error (read like
-sum() reads it), so no message can quote a row. Special cases cover the
+sum() reads it), so no message can quote a row. A scalar function's
+arguments can be columns: its message shows values only when every argument
+is a bound parameter, and the expected messages of scalar calls written with
+literals have their values hidden (hide_values() below). Special cases cover the
 literal forms, bound parameters ("bind": the runner binds them), two calls
 with different parameters, and calls in views and triggers (DIRECTONLY).
 Table-valued functions run each probe as a call and through the hidden
@@ -1643,6 +1646,20 @@ def special_cases():
         form="rows", note="SQLite evaluates the argument for a row before private_count is called, so dp_alpha's "
                           "own error comes first; outside optdp's control (docs/boundary.md). With no rows optdp "
                           "refuses the expression (private_count/empty/dp_alpha(0))")
+    # A scalar's message quotes a value only when every argument is bound
+    # (hide_values): a column's value, which may be a patient's, never appears.
+    add("dp_alpha", "column/negative", "eps", "a column's negative value", "SELECT dp_alpha(-x) FROM t",
+        e("dp_alpha", "eps must be a finite number > 0, but is -1"))
+    for fn, call, bind, arg, msg, bad in (
+            ("dp_alpha", "dp_alpha(?)", [-78742.5], "eps", "eps must be a finite number > 0, but is -78742.5",
+             "-78742.5"),
+            ("dp_seed", "dp_seed(?)", ["a"], "n", "seed must be an integer or NULL, but is text 'a'", "text 'a'"),
+            ("minimax_loss", "minimax_loss(?, ?, ?, ?, ?)", [4, 0.5, "absolute", 1, 7], "hi",
+             "hi must be an integer in [lo, n] = [1, 4], but is 7", "hi 7 > n"),
+            ("noise_cost", "noise_cost('staircase', ?, 1, 'l1')", [-1.0], "eps",
+             "eps must be a finite number > 0, but is -1", "-1 with literal others")):
+        add(fn, "bound/%s" % bad, arg, "a bound parameter: %s" % bad, "SELECT " + call, e(fn, msg), bind=bind,
+            all_bound=all(c in "?, " for c in call[call.index("(") + 1:-1]))
     add("private_count", "empty/dp_alpha(0)", "alpha", "dp_alpha(0) as alpha, no rows",
         "SELECT private_count(dp_alpha(0)) FROM e", e("private_count", not_literal("alpha", "dp_alpha(0)")),
         form="empty", note="with rows, dp_alpha itself fails first when SQLite evaluates it (dp_alpha/in a "
@@ -1922,6 +1939,40 @@ def special_cases():
     return c
 
 
+# A scalar function's arguments can be a row's values, and SQLite does not
+# tell a literal from a column: a scalar's message quotes values only when
+# every argument of the call is a bound parameter (sqlite3_value_frombind).
+# Otherwise the extension applies hide_values (extension/sqlite/args.cpp, the
+# same rule) to the message after "<function>: ".
+VALUE_NOT_SHOWN = "a value not shown (it may be a row's)"
+
+
+def hide_values(m):
+    head, sep, rest = m.partition(", but ")
+    tail = ""
+    if sep:
+        tail = (", but is " + VALUE_NOT_SHOWN if rest.startswith("is ")
+                else ", but the values are not shown (they may be a row's)")
+    head = re.sub(r" = \[[^\]]*\]", "", head)
+    head = re.sub(r"\ba (\d+)x\1 matrix( for n = \d+)?", "an (n+1)x(n+1) matrix", head)
+    head = re.sub(r"n\+1 = \d+ entries", "n+1 entries", head)
+    head = re.sub(r"the ledger '.*?'(?= records |: |$)", "the ledger", head)
+    return head + tail
+
+
+def hide_scalar_values(cases):
+    """The messages of scalar calls whose arguments are not all bound, as
+    hide_values() leaves them (a case with "all_bound" keeps its values)."""
+    kinds = {fn.name: fn.kind for fn in FUNCTIONS}
+    for c in cases:
+        fn, e = c["function"], c["expect"]
+        if kinds.get(fn) != "scalar" or c.get("all_bound") or c.get("source") == "sqlite":
+            continue
+        prefix = fn + ": "
+        if "error" in e and e["error"].startswith(prefix):
+            e["error"] = prefix + hide_values(e["error"][len(prefix):])
+
+
 def build():
     cases = []
     for fn in FUNCTIONS:
@@ -1932,6 +1983,7 @@ def build():
                 cse["isolated"] = True
         cases += cs
     cases += special_cases()
+    hide_scalar_values(cases)
     for c in cases:
         e = c["expect"]
         empty_select = c["function"] == "private_select" and (c.get("form") == "empty" or

@@ -69,7 +69,12 @@ class QuantileGrid {
 // within a relative 2^-111 of the exact value otherwise (docs/quantiles.md).
 // The same operations for every candidate, whatever the counts (the time of
 // a release must not depend on the rows: docs/boundary.md). q in [0, 1], eps
-// finite > 0, at least 2 buckets, n < 2^60 (std::invalid_argument otherwise).
+// finite > 0, at least 2 buckets, counts >= 0 (std::invalid_argument
+// otherwise). The row count n is not checked: an error would depend on the
+// rows. t = q n is exact for n < 2^60 (a scan of 2^60 rows would take
+// decades, and the bindings' counts only grow by one per row); beyond, it is
+// rounded once, and the exponents are those of a target rank within a
+// relative 2^-113 of q n. The counts must sum to less than 2^63.
 std::vector<__float128> quantile_exponents(std::span<const std::int64_t> buckets, double q, double eps);
 
 // The index of the released candidate: sample_exponential over the exponents.

@@ -24,6 +24,8 @@ Rng::~Rng() = default;
 void Rng::refill_buffer() {
   generation_ = fork_generation();
   generate(buf_, kBufSize);
+  unused_ += kBufSize - pos_;
+  refilled_ += kBufSize;
   pos_ = 0;
 }
 

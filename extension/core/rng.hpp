@@ -45,6 +45,10 @@ class Rng {
   std::uint64_t below(std::uint64_t n);
   // A fair coin.
   bool coin() { return byte() & 1u; }
+  // The number of random bytes handed out so far (byte() 1, u64() 8, below()
+  // 8 per draw), not counting bytes of a block left unused: for tests that
+  // count the randomness an operation draws.
+  std::uint64_t bytes_drawn() const { return refilled_ - unused_ - (kBufSize - pos_); }
 
   // Incremented in every child process after fork().
   static void fork_generation_bump();
@@ -64,6 +68,7 @@ class Rng {
   alignas(64) unsigned char buf_[kBufSize];
   std::size_t pos_ = kBufSize;
   unsigned generation_ = 0;
+  std::uint64_t refilled_ = 0, unused_ = 0;  // bytes generated; bytes of blocks refilled before use
 };
 
 // The operating system's CSPRNG (libsodium randombytes_buf).

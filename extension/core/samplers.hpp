@@ -13,10 +13,15 @@
 //   (a_j = exp(2^j * log1p(alpha - 1)); alpha - 1 is exact). This is the one
 //   place where the sampler is not exact; its total-variation distance from
 //   the exact geometric law is bounded here (docs/math.md, "The geometric mechanism"; README: "Exactness"):
-//   TV <= sum_j |p~_j - p_j| <= 64 * (200 * 2^-113 + 2^-128) < 2^-97, assuming
+//   TV <= sum_j |p~_j - p_j| <= 62 * (200 * 2^-113 + 2^-128) < 2^-99 over the
+//   at most kMaxDigits = 62 digits kept (60 for any double alpha), assuming
 //   libquadmath's expq/log1pq are accurate to 4 ulp (tests compare them with
 //   repeated squaring, which is correctly rounded). Digits whose 128-bit
 //   probability is 0 (p_j < 2^-128) are dropped, which adds at most 2^-126.
+//   In all, TV < 2^-97 for G (the figure README "Exactness" and docs/math.md
+//   quote), and < 2^-95 for TwoSidedGeometric: one attempt (sign, G) is
+//   within 2^-97 and is accepted with probability >= 1/2, and conditioning
+//   on acceptance at most multiplies the distance by 2 / P[accept].
 //   Expected cost: one random byte per digit (plus 1/128 on average), and the
 //   number of digits is about log2(89 / -ln(alpha)) + 1: 7 for alpha = 0.5,
 //   37 for alpha = 1 - 1e-9, 60 for the largest double below 1.

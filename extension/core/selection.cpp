@@ -43,13 +43,14 @@ void check_exponents(std::span<const __float128> gamma) {
 
 // A uniform integer in [0, n), n >= 1, exactly: 128 random bits masked to
 // n - 1's bit length, rejected while >= n (accepted with probability > 1/2).
-u128 uniform_below(Rng& rng, u128 n) {
+u128 uniform_below(Rng& rng, u128 n, std::size_t& draws) {
   if (n <= 1) return 0;
   const u128 top = n - 1;
   int bits = 0;
   for (u128 t = top; t; t >>= 1) ++bits;
   const u128 mask = bits == 128 ? ~u128{0} : ((u128{1} << bits) - 1);
   for (;;) {
+    ++draws;
     const u128 x = ((static_cast<u128>(rng.u64()) << 64) | rng.u64()) & mask;
     if (x < n) return x;
   }
@@ -305,7 +306,7 @@ std::vector<__float128> selection_exponents(std::span<const double> scores, doub
   return gamma;
 }
 
-std::size_t sample_exponential(Rng& rng, std::span<const __float128> gamma) {
+std::size_t sample_exponential(Rng& rng, std::span<const __float128> gamma, SelectionWork* work) {
   check_exponents(gamma);
   const std::size_t k = gamma.size();
   // Weights floor(p_r 2^101) (or one less): a best candidate weighs 2^101,
@@ -316,15 +317,17 @@ std::size_t sample_exponential(Rng& rng, std::span<const __float128> gamma) {
   constexpr int kBits = 101;
   std::vector<u128> w(k);
   u128 total = 0;
+  std::size_t exponentials = 0, visited = 0, draws = 0;
   for (std::size_t r = 0; r < k; ++r) {
     const DD p = exp_minus_dd(gamma[r]);
+    ++exponentials;
     // p = 1 (gamma 0, or too small to matter): 2^kBits. Selected by a mask
     // after computing fixed_point, so that a best candidate costs the same.
     const u128 one = -static_cast<u128>((p.hi > 1) | ((p.hi == 1) & (p.lo >= 0)));
     w[r] = (fixed_point(p, kBits) & ~one) | ((u128{1} << kBits) & one);
     total += w[r];
   }
-  u128 u = uniform_below(rng, total);
+  u128 u = uniform_below(rng, total, draws);
   std::size_t chosen = 0;
   bool found = false;
   for (std::size_t r = 0; r < k; ++r) {
@@ -332,11 +335,17 @@ std::size_t sample_exponential(Rng& rng, std::span<const __float128> gamma) {
     chosen = here ? r : chosen;
     found |= here;
     u -= w[r] & (static_cast<u128>(found) - 1);  // until found
+    ++visited;
+  }
+  if (work) {
+    work->exponentials += exponentials;
+    work->visited += visited;
+    work->point_draws += draws;
   }
   return chosen;  // found: u < total
 }
 
-std::size_t sample_permute_and_flip(Rng& rng, std::span<const __float128> gamma) {
+std::size_t sample_permute_and_flip(Rng& rng, std::span<const __float128> gamma, SelectionWork* work) {
   check_exponents(gamma);
   const std::size_t k = gamma.size();
   // The whole pass, whatever the scores: a uniformly random order
@@ -346,17 +355,28 @@ std::size_t sample_permute_and_flip(Rng& rng, std::span<const __float128> gamma)
   std::vector<std::uint32_t> order(k);
   for (std::size_t r = 0; r < k; ++r) order[r] = static_cast<std::uint32_t>(r);
   std::size_t chosen = k;
+  std::size_t positions = 0, exponentials = 0, coins = 0, visited = 0;
   for (std::size_t i = 0; i < k; ++i) {
     const std::size_t j = i + rng.below(k - i);
+    ++positions;
     std::swap(order[i], order[j]);
     const std::size_t r = order[i];
     // The coin floor(p_r 2^128) / 2^128 (or 2^-128 less); heads for sure
     // when p_r is 1 (gamma 0: its largest fraction, 1 - 2^-128, is not 1).
     const DD p = exp_minus_dd(gamma[r]);
+    ++exponentials;
     const bool one = (p.hi > 1) | ((p.hi == 1) & (p.lo >= 0));
     const u128 f = fixed_point(p, 128);
     const bool heads = bernoulli(rng, Fraction128{static_cast<std::uint64_t>(f >> 64), static_cast<std::uint64_t>(f)}) | one;
+    ++coins;
     chosen = (heads & (chosen == k)) ? r : chosen;
+    ++visited;
+  }
+  if (work) {
+    work->positions += positions;
+    work->exponentials += exponentials;
+    work->coins += coins;
+    work->visited += visited;
   }
   // A best candidate (gamma 0) is in the order and always comes up heads.
   if (chosen == k) throw std::logic_error("permute-and-flip: no candidate accepted");
@@ -411,8 +431,10 @@ std::vector<double> selection_probabilities(std::span<const __float128> gamma, S
   return out;
 }
 
-std::size_t sample_selection(Rng& rng, SelectionMethod method, std::span<const __float128> gamma) {
-  return method == SelectionMethod::Exponential ? sample_exponential(rng, gamma) : sample_permute_and_flip(rng, gamma);
+std::size_t sample_selection(Rng& rng, SelectionMethod method, std::span<const __float128> gamma,
+                             SelectionWork* work) {
+  return method == SelectionMethod::Exponential ? sample_exponential(rng, gamma, work)
+                                                : sample_permute_and_flip(rng, gamma, work);
 }
 
 }  // namespace optdp

@@ -21,11 +21,30 @@
 // for permute-and-flip (docs/selection.md derives both). Candidates are
 // limited to kMaxCandidates = 2^24, so both stay below 2^-64.
 //
-// The exponents and both samplers do the same work whatever the scores
+// The exponents and both samplers do the same arithmetic whatever the scores
 // (integer arithmetic instead of libgcc's binary128, which takes shortcuts;
 // every p_r computed in the same operations; the whole list scanned; the
-// whole permute-and-flip pass made), so the time of a release depends on k
-// only (docs/boundary.md: the time must not depend on the rows).
+// whole permute-and-flip pass made): k exponentials, k weights or coins, one
+// scan (docs/boundary.md: the time must not depend on the rows). What is
+// random is the number of random draws, and only one part of its law
+// depends on the scores:
+//
+// * the exponential mechanism draws its point in [0, W), W = sum of the
+//   weights, by rejection: 128 random bits masked to the bit length b of
+//   W - 1, accepted when below W, i.e. with probability W / 2^b in (1/2, 1].
+//   The number of 16-byte draws is geometric with mean 2^b / W < 2, and
+//   exceeds d with probability (1 - W / 2^b)^d < 2^-d. W lies in
+//   [2^101, k 2^101] and depends on the scores, so this law does (mean 1
+//   when one candidate carries all the weight, up to just below 2 otherwise):
+//   at most one extra 16-byte draw on average, against k exponentials.
+// * permute-and-flip's draws depend on k only in law: k - 1 positions
+//   (Rng::below, whose rejection depends on k - i alone) and k coins, each
+//   reading 1 to 16 bytes until a byte differs from the probability's, which
+//   happens with probability 255/256 whatever the probability is.
+//
+// SelectionWork counts this work for tests (tests/core/selection_test.cpp
+// checks it on the extreme score shapes; the wall-clock comparisons are in
+// bench/, bench/README.md).
 #pragma once
 
 #include <cstddef>
@@ -62,12 +81,21 @@ std::vector<__float128> selection_exponents(std::span<const double> scores, doub
 // the samplers use, as exp(-gamma) does. The same operations for every gamma.
 __float128 exp_minus(__float128 gamma);
 
+// The work of the samplers, added to by each draw when a SelectionWork is
+// passed (for tests): exp(-gamma) evaluations, candidates visited by the
+// final scan or pass, random positions drawn (permute-and-flip's shuffle),
+// coins tossed, and 128-bit draws of the exponential mechanism's point.
+struct SelectionWork {
+  std::size_t exponentials = 0, visited = 0, positions = 0, coins = 0, point_draws = 0;
+};
+
 // Index r with probability proportional to exp(-gamma_r). Every gamma_r must
 // be >= 0 (not NaN) and some gamma_r == 0; 1 <= k <= kMaxCandidates.
-std::size_t sample_exponential(Rng& rng, std::span<const __float128> gamma);
+std::size_t sample_exponential(Rng& rng, std::span<const __float128> gamma, SelectionWork* work = nullptr);
 // Permute-and-flip with coins p_r = exp(-gamma_r); same requirements.
-std::size_t sample_permute_and_flip(Rng& rng, std::span<const __float128> gamma);
-std::size_t sample_selection(Rng& rng, SelectionMethod method, std::span<const __float128> gamma);
+std::size_t sample_permute_and_flip(Rng& rng, std::span<const __float128> gamma, SelectionWork* work = nullptr);
+std::size_t sample_selection(Rng& rng, SelectionMethod method, std::span<const __float128> gamma,
+                             SelectionWork* work = nullptr);
 
 // The law of each mechanism, P[r] for every candidate, to double precision:
 // exponential p_r / sum_j p_j; permute-and-flip p_r * int_0^1 prod_{j != r}

@@ -1,5 +1,7 @@
 #include "sqlite/args.hpp"
 
+#include <regex>
+
 #include "core/format.hpp"
 #include "core/samplers.hpp"
 
@@ -84,6 +86,49 @@ void report_current_exception(sqlite3_context* ctx, const char* function) noexce
       sqlite3_result_error(ctx, msg.c_str(), -1);
     }
   } catch (...) {  // building the message itself failed
+    sqlite3_result_error_nomem(ctx);
+  }
+}
+
+bool all_bound(int argc, sqlite3_value** argv) {
+  for (int i = 0; i < argc; ++i)
+    if (!sqlite3_value_frombind(argv[i])) return false;
+  return true;
+}
+
+std::string hide_values(std::string_view message) {
+  std::string head(message), tail;
+  if (const std::size_t but = head.find(", but "); but != std::string::npos) {
+    const std::string_view rest = message.substr(but + 6);
+    tail = rest.starts_with("is ") ? std::string(", but is ") + kValueNotShown
+                                   : ", but the values are not shown (they may be a row's)";
+    head.resize(but);
+  }
+  // Values of other arguments inside the requirement (core/lp.cpp, core/loss.cpp, ledger.cpp).
+  static const std::regex range(R"( = \[[^\]]*\])"), matrix(R"(\ba (\d+)x\1 matrix( for n = \d+)?)"),
+      entries(R"(n\+1 = \d+ entries)"), ledger(R"(the ledger '.*?'(?= records |: |$))");
+  head = std::regex_replace(head, range, "");
+  head = std::regex_replace(head, matrix, "an (n+1)x(n+1) matrix");
+  head = std::regex_replace(head, entries, "n+1 entries");
+  head = std::regex_replace(head, ledger, "the ledger");
+  return head + tail;
+}
+
+void report_current_exception(sqlite3_context* ctx, const char* function, bool shown) noexcept {
+  if (shown) return report_current_exception(ctx, function);
+  try {
+    try {
+      throw;
+    } catch (const std::bad_alloc&) {
+      sqlite3_result_error_nomem(ctx);
+    } catch (const std::exception& e) {
+      const std::string msg = std::string(function) + ": " + hide_values(e.what());
+      sqlite3_result_error(ctx, msg.c_str(), -1);
+    } catch (...) {
+      const std::string msg = std::string(function) + ": internal error";
+      sqlite3_result_error(ctx, msg.c_str(), -1);
+    }
+  } catch (...) {
     sqlite3_result_error_nomem(ctx);
   }
 }

@@ -85,7 +85,7 @@ double total_delta_arg(sqlite3_value* v) {
 // durability): returns the remaining epsilon. With three arguments the third
 // is total_delta if it is a number and durability if it is text.
 void dp_ledger_attach_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
-  guard(ctx, "dp_ledger_attach", [&] {
+  guard_scalar(ctx, "dp_ledger_attach", argc, argv, [&] {
     const std::string path(text_arg(argv[0], "path", "a file name"));
     if (path.empty() || path == ":memory:" || path[0] == '\0')
       throw std::invalid_argument("path must name a file (a ledger in memory could be lost), but is " +

@@ -216,8 +216,8 @@ const TableFunction kMinimaxMechanism{"minimax_mechanism", "input INTEGER, outpu
 // remap_count(observed, n, alpha, loss, prior): the user's optimal answer for
 // one released value, observed first clamped into [0, n]. The remap is cached
 // per connection for the last (n, alpha, loss, prior).
-void remap_count_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
-  guard(ctx, "remap_count", [&] {
+void remap_count_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  guard_scalar(ctx, "remap_count", argc, argv, [&] {
     const std::int64_t observed = integer_arg(argv[0], "observed");
     const std::int64_t n = n_arg(argv[1], kMaxMatrixN);
     const double alpha = alpha_arg(argv[2]);
@@ -238,8 +238,8 @@ void remap_count_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
 }
 
 // optimal_loss(n, alpha, loss, prior): the user's optimal expected loss (remap o G).
-void optimal_loss_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
-  guard(ctx, "optimal_loss", [&] {
+void optimal_loss_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  guard_scalar(ctx, "optimal_loss", argc, argv, [&] {
     const std::int64_t n = n_arg(argv[0], kMaxMatrixN);
     GeometricMechanism g(n, alpha_arg(argv[1]));
     const Loss loss = loss_arg(argv[2], n);
@@ -249,14 +249,14 @@ void optimal_loss_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
 }
 
 // minimax_loss(n, alpha, loss, lo, hi): the minimax user's optimal worst-case loss.
-void minimax_loss_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
-  guard(ctx, "minimax_loss", [&] { sqlite3_result_double(ctx, minimax(argv).value); });
+void minimax_loss_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  guard_scalar(ctx, "minimax_loss", argc, argv, [&] { sqlite3_result_double(ctx, minimax(argv).value); });
 }
 
 // dp_derivable(matrix_json, alpha): 1 if the mechanism is G(n, alpha) followed by
 // some post-processing (G^-1 M >= -1e-9), else 0.
-void dp_derivable_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
-  guard(ctx, "dp_derivable", [&] {
+void dp_derivable_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  guard_scalar(ctx, "dp_derivable", argc, argv, [&] {
     const auto m = parse_json_matrix(text_arg(argv[0], "matrix", "a JSON square matrix"), "matrix",
                                      kMaxDerivableN + 1, kMaxDerivableN + 1);
     sqlite3_result_int(ctx, derivable(m, alpha_arg(argv[1])) ? 1 : 0);

@@ -147,8 +147,8 @@ void laplace_sum_final3(sqlite3_context* ctx) { sum_final<Mechanism::Laplace, 3>
 void laplace_sum_final4(sqlite3_context* ctx) { sum_final<Mechanism::Laplace, 4>(ctx); }
 
 // staircase_gamma(eps, cost): the optimal shape of the continuous staircase.
-void staircase_gamma_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
-  guard(ctx, "staircase_gamma", [&] {
+void staircase_gamma_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  guard_scalar(ctx, "staircase_gamma", argc, argv, [&] {
     const double eps = number_arg(argv[0], "eps");
     check_positive(eps, "eps");
     sqlite3_result_double(ctx, staircase_gamma(eps, parse_cost(text_arg(argv[1], "cost", "'l1' or 'l2'"))));
@@ -156,8 +156,8 @@ void staircase_gamma_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
 }
 
 // noise_cost(mechanism, eps, delta, cost): exact expected cost of the noise.
-void noise_cost_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
-  guard(ctx, "noise_cost", [&] {
+void noise_cost_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  guard_scalar(ctx, "noise_cost", argc, argv, [&] {
     const std::string mech(text_arg(argv[0], "mechanism", "'staircase' or 'laplace'"));
     if (mech != "staircase" && mech != "laplace")
       throw std::invalid_argument("mechanism must be 'staircase' or 'laplace', but is " + describe(argv[0]));
@@ -173,8 +173,8 @@ void noise_cost_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
 
 // dp_sum_grid(eps, lower, upper): the grid step g that staircase_sum and
 // laplace_sum use for these parameters (their outputs are multiples of g).
-void dp_sum_grid_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
-  guard(ctx, "dp_sum_grid", [&] {
+void dp_sum_grid_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  guard_scalar(ctx, "dp_sum_grid", argc, argv, [&] {
     const double eps = number_arg(argv[0], "eps");
     check_positive(eps, "eps");
     sqlite3_result_double(ctx, make_grid(eps, number_arg(argv[1], "lower"), number_arg(argv[2], "upper")).g);

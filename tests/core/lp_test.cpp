@@ -341,8 +341,9 @@ TEST(Lp, SinglePointRange) {
 }
 
 // n = kMaxLpN: the theorems still hold (to the LP's accuracy at this size,
-// about 1e-8 relative for small alpha), and each LP takes well under a
-// second. Times are printed and recorded as test properties.
+// about 1e-8 relative for small alpha). The times of the solves are printed
+// and recorded as test properties, never asserted (a loaded machine is slow;
+// bench/matrix_bench.py measures them).
 TEST(Lp, LargestSizeTimesAndAccuracy) {
   const std::int64_t n = kMaxLpN;
   const auto uniform = parse_prior("uniform", n);
@@ -361,10 +362,7 @@ TEST(Lp, LargestSizeTimesAndAccuracy) {
       const LpResult mech = minimax_mechanism_lp(n, alpha, loss, 5, 35);
       const auto t3 = clock::now();
       const double t[3] = {seconds(t0, t1), seconds(t1, t2), seconds(t2, t3)};
-      for (int k = 0; k < 3; ++k) {
-        worst[k] = std::max(worst[k], t[k]);
-        EXPECT_LT(t[k], 5.0);  // generous: sanitizer builds and busy machines
-      }
+      for (int k = 0; k < 3; ++k) worst[k] = std::max(worst[k], t[k]);  // reported, not asserted
       const GeometricMechanism g(n, alpha);
       EXPECT_TRUE(Close(bayes.value, remap_loss(g, optimal_remap(g, loss, uniform), loss, uniform), 1e-7));
       EXPECT_TRUE(Close(remap.value, mech.value, 1e-7));

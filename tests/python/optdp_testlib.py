@@ -8,12 +8,15 @@ Standard library only; run under Debian's /usr/bin/python3, whose sqlite3 can
 load extensions.
 """
 import os
+import re
 import sqlite3
 import sys
 import threading
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "sql"))
+from catalogue import hide_values  # noqa: E402  the rule for scalars' messages, specified once
 _module = [os.environ.get("OPTDP_MODULE") or os.path.join(HERE, "..", "..", "build", "optdp.so")]
 
 
@@ -44,6 +47,46 @@ def receive(db, sql, params=()):
     except sqlite3.Error as e:
         return got, str(e)
     return got, None
+
+
+def hidden(message):
+    """A scalar function's message as it reads when not every argument is a
+    bound parameter: "<function>: " and hide_values() of the rest."""
+    fn, sep, rest = message.partition(": ")
+    return fn + sep + hide_values(rest)
+
+
+def _split_args(text):
+    """The top-level comma-separated arguments of a call's text."""
+    args, depth, quote, cur = [], 0, False, ""
+    for ch in text:
+        if ch == "'":
+            quote = not quote
+        elif not quote and ch == "(":
+            depth += 1
+        elif not quote and ch == ")":
+            depth -= 1
+        elif not quote and depth == 0 and ch == ",":
+            args.append(cur.strip())
+            cur = ""
+            continue
+        cur += ch
+    if cur.strip():
+        args.append(cur.strip())
+    return args
+
+
+def _literal(text):
+    """The Python value a SQL literal stands for: NULL, 'text', x'hex', an integer, or a REAL (1e999 is inf)."""
+    if text.upper() == "NULL":
+        return None
+    if text.startswith("'"):
+        return text[1:-1].replace("''", "'")
+    if text[:2].lower() == "x'":
+        return bytes.fromhex(text[2:-1])
+    if re.fullmatch(r"-?\d+", text):
+        return int(text)
+    return float(text)
 
 
 class OptdpTestCase(unittest.TestCase):
@@ -83,6 +126,17 @@ class OptdpTestCase(unittest.TestCase):
 
     def assertError(self, sql, message, params=()):
         self.assertEqual(self.error_of(sql, params), message, "for: " + sql)
+
+    def assertScalarError(self, sql, message):
+        """sql is "select f(literals...)" of a scalar function. With every
+        argument bound, it fails with exactly message (the values shown); as
+        written, with literals, which SQLite does not tell from a row's
+        values, with the values hidden (extension/sqlite/args.cpp)."""
+        m = re.fullmatch(r"select (\w+)\((.*)\)", sql.strip(), re.S | re.I)
+        args = _split_args(m.group(2))
+        self.assertError("select %s(%s)" % (m.group(1), ", ".join("?" * len(args))), message,
+                         tuple(_literal(a) for a in args))
+        self.assertError(sql, hidden(message))
 
     def assertErrorWithAndWithoutRows(self, call, message, tables=("t", "e")):
         """SELECT call FROM each table (one with rows, one empty) fails with the same message:

@@ -217,6 +217,38 @@ class Finding6MessagesNeverQuoteData(Patients):
                                self.one("SELECT sum(x) FROM mixed"), places=6)
 
 
+class ScalarMessagesNeverQuoteARow(OptdpTestCase):
+    """A scalar function's argument can be a column: its message shows a value
+    only when every argument is a bound parameter (SQLite does not tell a
+    literal from a column)."""
+
+    def test_a_column_value_is_not_shown(self):
+        self.db.execute("CREATE TABLE patients(income, name)")
+        self.db.execute("INSERT INTO patients VALUES (78742.5, 'Ada Lovelace')")
+        for sql in ("SELECT dp_alpha(-income) FROM patients",
+                    "SELECT dp_epsilon(income) FROM patients",
+                    "SELECT dp_seed(name) FROM patients",
+                    "SELECT staircase_gamma(-income, 'l1') FROM patients",
+                    "SELECT staircase_gamma(1, name) FROM patients",
+                    "SELECT noise_cost(name, 1, 1, 'l1') FROM patients",
+                    "SELECT noise_cost('laplace', 1, -income, 'l1') FROM patients",
+                    "SELECT dp_sum_grid(1, income, 0) FROM patients",
+                    "SELECT remap_count(income, 3, 0.5, 'absolute', 'uniform') FROM patients",
+                    "SELECT optimal_loss(income, 0.5, 'absolute', 'uniform') FROM patients",
+                    "SELECT minimax_loss(4, 0.5, 'absolute', 1, income) FROM patients",
+                    "SELECT dp_derivable(name, 0.5) FROM patients",
+                    "SELECT dp_ledger_attach('/nonexistent/' || name, 1.0) FROM patients"):
+            msg = self.error_of(sql)
+            for shown in ("78742", "Ada", "Lovelace"):
+                self.assertNotIn(shown, msg, sql)
+
+    def test_a_bound_value_is_shown(self):
+        self.assertError("SELECT dp_alpha(?)", "dp_alpha: eps must be a finite number > 0, but is -78742.5",
+                         (-78742.5,))
+        self.assertError("SELECT dp_alpha(-78742.5)",
+                         "dp_alpha: eps must be a finite number > 0, but is a value not shown (it may be a row's)")
+
+
 class Finding7LedgerCannotBeShed(OptdpTestCase):
     def test_no_extension_can_be_loaded_after_attach(self):
         # A copy of optdp under another path has its own (ledger-less) state.

@@ -39,7 +39,6 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 import unittest
 from contextlib import closing
 from fractions import Fraction
@@ -159,6 +158,13 @@ class LedgerTestCase(unittest.TestCase):
         self.fail("no error from: " + sql)
 
     def assertError(self, sql, message, params=(), db=None):
+        """A scalar function's message shows values only when every argument
+        of its call is bound (args.cpp): otherwise message is compared with
+        its values hidden."""
+        m = re.search(r"\b(dp_ledger_attach|dp_seed)\(([^)]*)\)", sql)
+        if m and message.startswith(m.group(1) + ": ") and \
+                any(a.strip() != "?" for a in m.group(2).split(",")):
+            message = optdp_testlib.hidden(message)
         self.assertEqual(self.error_of(sql, params, db), message, "for: " + sql)
 
     def attach(self, total, durability=None, db=None, path=None):
@@ -841,9 +847,7 @@ class TestLedgerConcurrency(LedgerTestCase):
                    "select group_concat(released) from release_levels(3, 10, '[0.5, 0.8]')"]
         configs = [{"module": module_path(), "ledger": self.ledger, "total": total, "durability": "full",
                     "sql": queries[i % 3], "n": self.QUERIES, "barrier": True} for i in range(self.PROCESSES)]
-        t0 = time.monotonic()
         results = run_workers(self, configs)
-        elapsed = time.monotonic() - t0
         received = {}
         errors = []
         for rc, msgs, err, pid in results:
@@ -872,7 +876,6 @@ class TestLedgerConcurrency(LedgerTestCase):
             self.assertIn(m.group(1), ("private_count", "laplace_sum", "release_levels"))
             self.assertEqual(m.group(2), fmt(self.FITS * u / 1e12))
         self.assertConsistent()
-        self.assertLess(elapsed, 60)
 
     def test_processes_creating_one_ledger_at_once(self):
         configs = [{"module": module_path(), "ledger": self.ledger, "total": 10.0, "durability": "full",
@@ -965,10 +968,16 @@ class TestLedgerSigkill(LedgerTestCase):
         for lines in (1, 9, 40):
             self.kill_after(lines, durability)
             self.assertConsistent()
-        # The killed writers left no lock behind: a charge goes through at once.
-        t0 = time.monotonic()
+        # The killed writers left no lock behind: a write transaction on the
+        # ledger starts without waiting (timeout 0: a lock would fail it at
+        # once with "database is locked"), and a charge goes through.
+        probe = sqlite3.connect(self.ledger, timeout=0, isolation_level=None)
+        try:
+            probe.execute("begin immediate")
+            probe.execute("rollback")
+        finally:
+            probe.close()
         self.one("select private_count(0.5) from t")
-        self.assertLess(time.monotonic() - t0, 5)
         self.assertConsistent()
 
     def test_full(self):

@@ -15,9 +15,8 @@ Everything is deterministic and small (the whole file runs in about a second).
 import json
 import math
 import sys
-import time
 
-from optdp_testlib import OptdpTestCase, main
+from optdp_testlib import OptdpTestCase, hidden, main
 
 INT64_MAX = 2 ** 63 - 1
 INT64_MIN = -2 ** 63
@@ -501,15 +500,15 @@ class TestDpDerivable(MatrixTestCase):
         self.assertEqual(self.one("select dp_derivable(?, ?)", (json.dumps(x), a)), 1)
 
     def test_errors(self):
-        self.assertError("select dp_derivable('[[1,0],[0]]', 0.5)",
+        self.assertScalarError("select dp_derivable('[[1,0],[0]]', 0.5)",
                          "dp_derivable: matrix must be square, but row 1 has 1 entries and there are 2 rows")
-        self.assertError("select dp_derivable('[[-0.5,1.5],[0.5,0.5]]', 0.5)",
+        self.assertScalarError("select dp_derivable('[[-0.5,1.5],[0.5,0.5]]', 0.5)",
                          "dp_derivable: matrix entries must be non-negative, but matrix[0][0] is -0.5")
-        self.assertError("select dp_derivable('[[0.5,0.5],[0.6,0.6]]', 0.5)",
+        self.assertScalarError("select dp_derivable('[[0.5,0.5],[0.6,0.6]]', 0.5)",
                          "dp_derivable: matrix rows must sum to 1, but row 1 sums to 1.2")
-        self.assertError("select dp_derivable(3, 0.5)", "dp_derivable: matrix must be text (a JSON square matrix), but is 3")
-        self.assertError("select dp_derivable('[]', 0.5)", "dp_derivable: matrix must have at least one row")
-        self.assertError("select dp_derivable('[[1]]', 1.5)", "dp_derivable: alpha must be in (0, 1), but is 1.5")
+        self.assertScalarError("select dp_derivable(3, 0.5)", "dp_derivable: matrix must be text (a JSON square matrix), but is 3")
+        self.assertScalarError("select dp_derivable('[]', 0.5)", "dp_derivable: matrix must have at least one row")
+        self.assertScalarError("select dp_derivable('[[1]]', 1.5)", "dp_derivable: alpha must be in (0, 1), but is 1.5")
         self.assertErrorNames("select dp_derivable('x', 0.5)", "dp_derivable", "matrix")
         self.assertErrorNames("select dp_derivable(NULL, 0.5)", "dp_derivable", "matrix")
         self.assertErrorNames("select dp_derivable('[[1]]', NULL)", "dp_derivable", "alpha")
@@ -690,7 +689,10 @@ class TestMatrixErrors(MatrixTestCase):
              "optimal_loss: prior must be a JSON array of numbers, but text follows the array at offset 6"),
         ]
         for sql, message in cases:
-            self.assertError(sql, message)
+            if sql.startswith("select * from"):
+                self.assertError(sql, message)
+            else:
+                self.assertScalarError(sql, message)
 
     def test_every_bad_argument_names_itself(self):
         good = {"n": "3", "alpha": "0.5", "beta": "0.7", "loss": "'absolute'", "prior": "'uniform'", "lo": "1",
@@ -733,13 +735,12 @@ class TestMatrixErrors(MatrixTestCase):
 
 
 class TestCaps(MatrixTestCase):
-    """Sizes beyond the caps error at once instead of running."""
+    """Sizes beyond the caps are refused by the argument check, whose message
+    names the cap, before anything is computed (not timed: no wall-clock
+    assertions in the suite)."""
 
     def assertQuickError(self, sql, function, argument="n"):
-        start = time.monotonic()
-        msg = self.assertErrorNames(sql, function, argument)
-        self.assertLess(time.monotonic() - start, 0.5, sql)
-        return msg
+        return self.assertErrorNames(sql, function, argument)
 
     def test_matrix_cap_5000(self):
         for sql, fn in [("select * from geometric_matrix(5001, 0.5)", "geometric_matrix"),
@@ -749,9 +750,9 @@ class TestCaps(MatrixTestCase):
                         ("select optimal_loss(5001, 0.5, 'squared', 'uniform')", "optimal_loss"),
                         ("select remap_count(1, 5001, 0.5, 'absolute', 'uniform')", "remap_count"),
                         ("select optimal_loss(9223372036854775807, 0.5, 'squared', 'uniform')", "optimal_loss")]:
-            self.assertEqual(self.assertQuickError(sql, fn),
-                             "%s: n must be an integer in [0, 5000], but is %s" % (fn, sql.split("(")[1].split(",")[0]
-                                                                                  if fn != "remap_count" else "5001"))
+            want = "%s: n must be an integer in [0, 5000], but is %s" % (fn, sql.split("(")[1].split(",")[0]
+                                                                        if fn != "remap_count" else "5001")
+            self.assertEqual(self.assertQuickError(sql, fn), want if "* from" in sql else hidden(want))
 
     def test_general_loss_cap_400(self):
         big = json.dumps([[abs(i - r) for r in range(402)] for i in range(402)])
@@ -762,8 +763,8 @@ class TestCaps(MatrixTestCase):
                                "a power loss"),
                               ("select optimal_loss(401, 0.5, '%s', 'uniform')" % big, "optimal_loss",
                                "a JSON loss matrix")]:
-            self.assertEqual(self.assertQuickError(sql, fn),
-                             "%s: n must be at most 400 with %s (the remap is O(n^3)), but is 401" % (fn, kind))
+            want = "%s: n must be at most 400 with %s (the remap is O(n^3)), but is 401" % (fn, kind)
+            self.assertEqual(self.assertQuickError(sql, fn), want if "* from" in sql else hidden(want))
 
     def test_lp_cap_40(self):
         for sql, fn in [("select * from optimal_mechanism(41, 0.5, 'absolute', 'uniform', 'lp')", "optimal_mechanism"),

@@ -478,48 +478,48 @@ class TestSumErrors(OptdpTestCase):
 
 class TestScalarErrors(OptdpTestCase):
     def test_staircase_gamma(self):
-        self.assertError("select staircase_gamma(0, 'l1')", "staircase_gamma: eps must be a finite number > 0, but is 0")
-        self.assertError("select staircase_gamma(-2, 'l1')", "staircase_gamma: eps must be a finite number > 0, but is -2")
-        self.assertError("select staircase_gamma(1e999, 'l2')", "staircase_gamma: eps must be a finite number > 0, but is inf")
-        self.assertError("select staircase_gamma(NULL, 'l1')", "staircase_gamma: eps must be a number, but is NULL")
-        self.assertError("select staircase_gamma('1', 'l1')", "staircase_gamma: eps must be a number, but is text '1'")
-        self.assertError("select staircase_gamma(1, 'l3')", "staircase_gamma: cost must be 'l1' or 'l2', but is 'l3'")
-        self.assertError("select staircase_gamma(1, 'gamma=0.5')",
+        self.assertScalarError("select staircase_gamma(0, 'l1')", "staircase_gamma: eps must be a finite number > 0, but is 0")
+        self.assertScalarError("select staircase_gamma(-2, 'l1')", "staircase_gamma: eps must be a finite number > 0, but is -2")
+        self.assertScalarError("select staircase_gamma(1e999, 'l2')", "staircase_gamma: eps must be a finite number > 0, but is inf")
+        self.assertScalarError("select staircase_gamma(NULL, 'l1')", "staircase_gamma: eps must be a number, but is NULL")
+        self.assertScalarError("select staircase_gamma('1', 'l1')", "staircase_gamma: eps must be a number, but is text '1'")
+        self.assertScalarError("select staircase_gamma(1, 'l3')", "staircase_gamma: cost must be 'l1' or 'l2', but is 'l3'")
+        self.assertScalarError("select staircase_gamma(1, 'gamma=0.5')",
                          "staircase_gamma: cost must be 'l1' or 'l2', but is 'gamma=0.5'")
-        self.assertError("select staircase_gamma(1, NULL)", "staircase_gamma: cost must be text ('l1' or 'l2'), but is NULL")
-        self.assertError("select staircase_gamma(1, 2)", "staircase_gamma: cost must be text ('l1' or 'l2'), but is 2")
+        self.assertScalarError("select staircase_gamma(1, NULL)", "staircase_gamma: cost must be text ('l1' or 'l2'), but is NULL")
+        self.assertScalarError("select staircase_gamma(1, 2)", "staircase_gamma: cost must be text ('l1' or 'l2'), but is 2")
 
     def test_noise_cost(self):
-        self.assertError("select noise_cost('gauss', 1, 1, 'l1')",
+        self.assertScalarError("select noise_cost('gauss', 1, 1, 'l1')",
                          "noise_cost: mechanism must be 'staircase' or 'laplace', but is text 'gauss'")
-        self.assertError("select noise_cost(1, 1, 1, 'l1')",
+        self.assertScalarError("select noise_cost(1, 1, 1, 'l1')",
                          "noise_cost: mechanism must be text ('staircase' or 'laplace'), but is 1")
-        self.assertError("select noise_cost(NULL, 1, 1, 'l1')",
+        self.assertScalarError("select noise_cost(NULL, 1, 1, 'l1')",
                          "noise_cost: mechanism must be text ('staircase' or 'laplace'), but is NULL")
         for mech in ("staircase", "laplace"):
             pre = "select noise_cost('%s', " % mech
-            self.assertError(pre + "0, 1, 'l1')", "noise_cost: eps must be a finite number > 0, but is 0")
-            self.assertError(pre + "-1e999, 1, 'l1')", "noise_cost: eps must be a finite number > 0, but is -inf")
-            self.assertError(pre + "NULL, 1, 'l1')", "noise_cost: eps must be a number, but is NULL")
-            self.assertError(pre + "1, 0, 'l1')", "noise_cost: delta must be a finite number > 0, but is 0")
-            self.assertError(pre + "1, -1, 'l1')", "noise_cost: delta must be a finite number > 0, but is -1")
-            self.assertError(pre + "1, 1e999, 'l1')", "noise_cost: delta must be a finite number > 0, but is inf")
-            self.assertError(pre + "1, 'a', 'l1')", "noise_cost: delta must be a number, but is text 'a'")
-            self.assertError(pre + "1, x'00', 'l1')", "noise_cost: delta must be a number, but is a blob of 1 byte")
-            self.assertError(pre + "1, 1, 'l3')", "noise_cost: cost must be 'l1' or 'l2', but is 'l3'")
-            self.assertError(pre + "1, 1, NULL)", "noise_cost: cost must be text ('l1' or 'l2'), but is NULL")
+            self.assertScalarError(pre + "0, 1, 'l1')", "noise_cost: eps must be a finite number > 0, but is 0")
+            self.assertScalarError(pre + "-1e999, 1, 'l1')", "noise_cost: eps must be a finite number > 0, but is -inf")
+            self.assertScalarError(pre + "NULL, 1, 'l1')", "noise_cost: eps must be a number, but is NULL")
+            self.assertScalarError(pre + "1, 0, 'l1')", "noise_cost: delta must be a finite number > 0, but is 0")
+            self.assertScalarError(pre + "1, -1, 'l1')", "noise_cost: delta must be a finite number > 0, but is -1")
+            self.assertScalarError(pre + "1, 1e999, 'l1')", "noise_cost: delta must be a finite number > 0, but is inf")
+            self.assertScalarError(pre + "1, 'a', 'l1')", "noise_cost: delta must be a number, but is text 'a'")
+            self.assertScalarError(pre + "1, x'00', 'l1')", "noise_cost: delta must be a number, but is a blob of 1 byte")
+            self.assertScalarError(pre + "1, 1, 'l3')", "noise_cost: cost must be 'l1' or 'l2', but is 'l3'")
+            self.assertScalarError(pre + "1, 1, NULL)", "noise_cost: cost must be text ('l1' or 'l2'), but is NULL")
 
     def test_dp_sum_grid(self):
-        self.assertError("select dp_sum_grid(0, 0, 1)", "dp_sum_grid: eps must be a finite number > 0, but is 0")
-        self.assertError("select dp_sum_grid(1e999, 0, 1)", "dp_sum_grid: eps must be a finite number > 0, but is inf")
-        self.assertError("select dp_sum_grid(1e-11, 0, 1)",
+        self.assertScalarError("select dp_sum_grid(0, 0, 1)", "dp_sum_grid: eps must be a finite number > 0, but is 0")
+        self.assertScalarError("select dp_sum_grid(1e999, 0, 1)", "dp_sum_grid: eps must be a finite number > 0, but is inf")
+        self.assertScalarError("select dp_sum_grid(1e-11, 0, 1)",
                          "dp_sum_grid: eps must be at least 2^-30 (9.3e-10) for sums, but is 1e-11")
-        self.assertError("select dp_sum_grid(NULL, 0, 1)", "dp_sum_grid: eps must be a number, but is NULL")
-        self.assertError("select dp_sum_grid(1, 1, 0)", "dp_sum_grid: lower must be less than upper, but lower is 1 and upper is 0")
-        self.assertError("select dp_sum_grid(1, -1e999, 0)", "dp_sum_grid: lower must be finite, but is -inf")
-        self.assertError("select dp_sum_grid(1, 0, 1e999)", "dp_sum_grid: upper must be finite, but is inf")
-        self.assertError("select dp_sum_grid(1, NULL, 0)", "dp_sum_grid: lower must be a number, but is NULL")
-        self.assertError("select dp_sum_grid(1, 0, 'a')", "dp_sum_grid: upper must be a number, but is text 'a'")
+        self.assertScalarError("select dp_sum_grid(NULL, 0, 1)", "dp_sum_grid: eps must be a number, but is NULL")
+        self.assertScalarError("select dp_sum_grid(1, 1, 0)", "dp_sum_grid: lower must be less than upper, but lower is 1 and upper is 0")
+        self.assertScalarError("select dp_sum_grid(1, -1e999, 0)", "dp_sum_grid: lower must be finite, but is -inf")
+        self.assertScalarError("select dp_sum_grid(1, 0, 1e999)", "dp_sum_grid: upper must be finite, but is inf")
+        self.assertScalarError("select dp_sum_grid(1, NULL, 0)", "dp_sum_grid: lower must be a number, but is NULL")
+        self.assertScalarError("select dp_sum_grid(1, 0, 'a')", "dp_sum_grid: upper must be a number, but is text 'a'")
 
 
 if __name__ == "__main__":

@@ -70,35 +70,69 @@ select dp_rng(1);
 select private_count(0.5) over () from (select 1);
 
 .print == dp_alpha
+-- A scalar's argument can be a row's value, and SQLite does not tell a
+-- literal from a column: values are shown only when bound.
 select dp_alpha(0);
-select dp_alpha(0.0);
-select dp_alpha(-1);
-select dp_alpha(-0.0);
-select dp_alpha(1e999);
-select dp_alpha(-1e999);
+select dp_alpha(-income) from (select 78742.5 as income);
 select dp_alpha(NULL);
-select dp_alpha('1');
-select dp_alpha(x'00');
+.print (bound: the value is shown)
+.parameter init
+.parameter set ?1 0
+select dp_alpha(?1);
+.parameter set ?1 0.0
+select dp_alpha(?1);
+.parameter set ?1 -1
+select dp_alpha(?1);
+.parameter set ?1 -0.0
+select dp_alpha(?1);
+.parameter set ?1 1e999
+select dp_alpha(?1);
+.parameter set ?1 -1e999
+select dp_alpha(?1);
+.parameter set ?1 NULL
+select dp_alpha(?1);
+.parameter set ?1 'one'
+select dp_alpha(?1);
+.parameter set ?1 x'00'
+select dp_alpha(?1);
 -- below 2^-53, e^-eps rounds up to 1
-select dp_alpha(1e-20);
-select dp_alpha(5e-324);
+.parameter set ?1 1e-20
+select dp_alpha(?1);
+.parameter set ?1 5e-324
+select dp_alpha(?1);
 
 .print == dp_epsilon
 select dp_epsilon(1.5);
-select dp_epsilon(0);
-select dp_epsilon(1);
-select dp_epsilon(-0.5);
-select dp_epsilon(1e999);
-select dp_epsilon(-1e999);
-select dp_epsilon(NULL);
-select dp_epsilon('abc');
-select dp_epsilon(x'010203');
+.parameter set ?1 1.5
+select dp_epsilon(?1);
+.parameter set ?1 0
+select dp_epsilon(?1);
+.parameter set ?1 1
+select dp_epsilon(?1);
+.parameter set ?1 -0.5
+select dp_epsilon(?1);
+.parameter set ?1 1e999
+select dp_epsilon(?1);
+.parameter set ?1 -1e999
+select dp_epsilon(?1);
+.parameter set ?1 NULL
+select dp_epsilon(?1);
+.parameter set ?1 'abc'
+select dp_epsilon(?1);
+.parameter set ?1 x'010203'
+select dp_epsilon(?1);
 
 .print == dp_seed
 select dp_seed(1.5);
-select dp_seed('1');
-select dp_seed('abc');
-select dp_seed(x'010203');
+.parameter set ?1 1.5
+select dp_seed(?1);
+.parameter set ?1 'one'
+select dp_seed(?1);
+.parameter set ?1 'abc'
+select dp_seed(?1);
+.parameter set ?1 x'010203'
+select dp_seed(?1);
+.parameter clear
 .print (a failed dp_seed leaves the generator alone)
 select dp_rng();
 

@@ -1,4 +1,4 @@
--- Mechanism matrices and optimal post-processing (issue 4) through the
+-- Mechanism matrices and optimal post-processing through the
 -- sqlite3 shell: the table-valued functions (function-call and WHERE syntax)
 -- and the scalars remap_count, optimal_loss, minimax_loss, dp_derivable.
 -- LP results are printed rounded (printf) or compared inside SQL.

@@ -1,11 +1,11 @@
--- Private sums (issue 3) through the sqlite3 shell: staircase_sum,
+-- Private sums through the sqlite3 shell: staircase_sum,
 -- laplace_sum, staircase_gamma, noise_cost, dp_sum_grid.
 -- Exact sums use eps = 60 with cost 'l1': the noise is then 0 except with
 -- probability ~2e-14. Other noisy results are only compared inside SQL
 -- (grid multiples, equality under one seed), never printed.
 .bail off
 
-.print == MATH.md reference values (Delta = 1), to 6 decimals
+.print == docs/math.md reference values (Delta = 1), to 6 decimals
 select printf('%.6f %.6f', noise_cost('staircase', 1, 1, 'l1'), noise_cost('laplace', 1, 1, 'l1'));
 select printf('%.6f', staircase_gamma(1, 'l2'));
 select printf('%.6f %.6f', noise_cost('staircase', 1, 1, 'l2'), noise_cost('laplace', 1, 1, 'l2'));

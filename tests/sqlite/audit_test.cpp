@@ -160,6 +160,38 @@ std::vector<Pair> select_pairs() {
 TEST(AuditPrivateSelect, PermuteAndFlip) { expect_private(select_query("permute_and_flip", 1.0), 1.0, select_pairs()); }
 TEST(AuditPrivateSelect, Exponential) { expect_private(select_query("exponential", 1.0), 1.0, select_pairs()); }
 
+// ---- private_select where one row moves every score by the full sensitivity ----
+// On the pairs above a neighbour moves one or two scores, and the exponential
+// mechanism's loss is at most eps/2: an exponent eps * score (no 2 s) would
+// measure at most eps, and pass. Here c0 = #{x = 0} scores candidate 0 and
+// 2 - c0 scores candidates 1, 2, 3: every neighbour (adding, removing or
+// replacing a row) moves c0 by at most 1, so every score by at most 1
+// (sensitivity 1), and one that adds a 0 raises candidate 0 by 1 while it
+// lowers the three others by 1. From {} (gaps 2) to {0} (all tied) candidate
+// 0's probability rises from e^-eps/(e^-eps + 3) to 1/4 (exponential: loss
+// 0.83 at eps = 1, 1.76 at eps = 2) and from e^-eps/4 to 1/4
+// (permute-and-flip: loss eps). The self-check below runs eps = 2 claimed at
+// 1, which is what the factor-2 error would do at eps = 1, and catches it.
+
+std::string select_all_moved_query(const char* method, double eps) {
+  return "WITH c(k) AS (VALUES (0), (1), (2), (3)) SELECT private_select(k, CASE WHEN k = 0 THEN "
+         "(SELECT count(*) FROM t WHERE x = 0) ELSE 2 - (SELECT count(*) FROM t WHERE x = 0) END, " +
+         num(eps) + ", 1, '" + method + "') FROM c";
+}
+
+std::vector<Pair> select_all_moved_pairs() {
+  return {{"{} vs {0}", "", "(0)"},
+          {"{5} vs {0} (replace)", "(5)", "(0)"},
+          {"{0} vs {0,0}", "(0)", "(0),(0)"}};
+}
+
+TEST(AuditPrivateSelect, PermuteAndFlipEveryScoreMoved) {
+  expect_private(select_all_moved_query("permute_and_flip", 1.0), 1.0, select_all_moved_pairs());
+}
+TEST(AuditPrivateSelect, ExponentialEveryScoreMoved) {
+  expect_private(select_all_moved_query("exponential", 1.0), 1.0, select_all_moved_pairs());
+}
+
 // The quantiles' and the moments' audits have their own files (quantile_audit_test.cpp,
 // moments_audit_test.cpp), with neighbours chosen to show most of their loss.
 
@@ -188,12 +220,28 @@ TEST(AuditSelfCheck, DetectsLevelsClaimedAtTheLastLevel) {
   EXPECT_GT(r.eps_lb, -std::log(0.8)) << r.summary();
 }
 
-// private_select at eps = 4 claimed at 1. (At 2 the audit cannot tell: on
-// these scores the exponential mechanism's loss is ln(e^2 / e) = 1, half its
-// eps, as it often is; the claim is a worst case over all score vectors.)
+// private_select at eps = 4 claimed at 1 on count scores. (At 2 these pairs
+// cannot tell: a neighbour moves one or two scores, and the exponential
+// mechanism's loss is ln(e^2 / e) = 1, half its eps.)
 TEST(AuditSelfCheck, DetectsSelectClaimedAtAQuarterOfItsEpsilon) {
   const auto r = audit_labelled(select_query("exponential", 4.0), {"{0,0,1} vs {0,1,1} (replace)", "(0),(0),(1)", "(0),(1),(1)"}, 1);
   EXPECT_GT(r.eps_lb, 1.0) << r.summary();
+}
+
+// private_select at eps = 2 claimed at 1, both methods: what an exponent of
+// eps * score instead of eps * score / (2 sensitivity) does at eps = 1. The
+// pair where every score moves (true loss 1.76 and 2) catches it; 20,000
+// releases per side at least, so that it does by a margin (eps_lb about 1.45
+// and 1.8; at 5,000, 1.14 and 1.55).
+TEST(AuditSelfCheck, DetectsSelectClaimedAtHalfItsEpsilon) {
+  for (const char* method : {"exponential", "permute_and_flip"}) {
+    const std::string q = select_all_moved_query(method, 2.0);
+    const std::string name = q + " | {} vs {0}";
+    const AuditResult r = optdp::test::audit_pair({"", "(0)", q, "", 1}, seed_of(name),
+                                                  std::max<std::size_t>(n_main(), 20000), n_pilot(), kBeta);
+    std::printf("[audit] %s: %s | %s\n", optdp::test::current_test_name(), name.c_str(), r.summary().c_str());
+    EXPECT_GT(r.eps_lb, 1.0) << method << ": " << r.summary();
+  }
 }
 
 // Two INDEPENDENT releases at 0.5 and 0.8 (what private_count_levels must not
