@@ -3,12 +3,15 @@
 // derivation of every sensitivity is in docs/grouped.md).
 #include "core/grouped.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <stdexcept>
 #include <string>
+
+#include <sodium.h>
 
 #include "core/format.hpp"
 #include "core/privacy.hpp"
@@ -154,8 +157,32 @@ GroupedPlan::GroupedPlan(double epsilon, const GroupedOptions& o, bool has_value
   }
 }
 
+KeyPriority::KeyPriority(Rng& rng) {
+  for (unsigned char& b : secret_) b = rng.byte();
+}
+
+std::uint64_t KeyPriority::operator()(std::int64_t unit, unsigned char type, std::string_view key) const {
+  // One pass over (unit, type, key): SipHash has no streaming API in
+  // libsodium, so the input is laid out in one buffer.
+  std::string in(9 + key.size(), '\0');
+  for (int i = 0; i < 8; ++i) in[static_cast<std::size_t>(i)] = static_cast<char>(static_cast<std::uint64_t>(unit) >> (8 * i));
+  in[8] = static_cast<char>(type);
+  in.replace(9, key.size(), key);
+  unsigned char out[crypto_shorthash_BYTES];
+  crypto_shorthash(out, reinterpret_cast<const unsigned char*>(in.data()), in.size(), secret_);
+  std::uint64_t h = 0;
+  for (int i = 0; i < 8; ++i) h |= static_cast<std::uint64_t>(out[i]) << (8 * i);
+  return h;
+}
+
 GroupedAccumulator::GroupedAccumulator(const GroupedPlan& plan)
-    : plan_(plan), R_(static_cast<std::size_t>(plan.max_rows())) {}
+    : plan_(plan),
+      G_(static_cast<std::size_t>(plan.max_groups())),
+      R_(static_cast<std::size_t>(plan.max_rows())),
+      cells_(G_),
+      pool_(plan.has_value() ? G_ * R_ : 0) {
+  heap_.reserve(G_);
+}
 
 void GroupedAccumulator::reserve_keys(std::size_t n) {
   if (n > totals_.size()) {
@@ -164,42 +191,61 @@ void GroupedAccumulator::reserve_keys(std::size_t n) {
   }
 }
 
-void GroupedAccumulator::add(std::uint32_t key, std::int64_t q, Rng& rng) {
+bool GroupedAccumulator::before(std::uint32_t a, std::uint32_t b) const {
+  const Cell& x = cells_[a];
+  const Cell& y = cells_[b];
+  return x.priority != y.priority ? x.priority < y.priority : x.key < y.key;
+}
+
+void GroupedAccumulator::add(std::uint32_t key, std::uint64_t priority, std::int64_t q, Rng& rng) {
   std::int32_t c = cell_of_key_[key];
   if (c < 0) {
-    c = static_cast<std::int32_t>(cells_.size());
+    // A key not kept (yet): it enters if fewer than G keys are kept, or in
+    // place of the kept key of largest priority if its own is smaller. The
+    // G-th smallest priority seen only falls, so a key that is turned away or
+    // pushed out never comes back: every kept key has all its rows.
+    const auto order = [this](std::uint32_t a, std::uint32_t b) { return before(a, b); };
+    std::uint32_t slot;
+    if (heap_.size() < G_) {
+      slot = static_cast<std::uint32_t>(heap_.size());
+      heap_.push_back(slot);
+    } else {
+      const Cell& worst = cells_[heap_.front()];
+      if (priority > worst.priority || (priority == worst.priority && key > worst.key)) return;
+      std::pop_heap(heap_.begin(), heap_.end(), order);
+      slot = heap_.back();
+      cell_of_key_[cells_[slot].key] = -1;
+    }
+    cells_[slot] = Cell{key, priority, 0};
+    std::push_heap(heap_.begin(), heap_.end(), order);
+    c = static_cast<std::int32_t>(slot);
     cell_of_key_[key] = c;
-    cells_.push_back(Cell{key, 0, pool_.size()});
-    pool_.resize(pool_.size() + R_);
   }
   Cell& cell = cells_[static_cast<std::size_t>(c)];
   const std::int64_t seen = cell.rows++;
+  if (!plan_.has_value()) return;
+  const std::size_t first = static_cast<std::size_t>(c) * R_;
   if (static_cast<std::size_t>(seen) < R_) {
-    pool_[cell.first + static_cast<std::size_t>(seen)] = q;
-  } else if (plan_.has_value()) {
+    pool_[first + static_cast<std::size_t>(seen)] = q;
+  } else {
     // Reservoir sampling: the (seen+1)-th row replaces a uniform slot with probability R / (seen + 1).
     const std::uint64_t j = rng.below(static_cast<std::uint64_t>(seen) + 1);
-    if (j < R_) pool_[cell.first + j] = q;
+    if (j < R_) pool_[first + j] = q;
   }
 }
 
-void GroupedAccumulator::end_unit(Rng& rng) {
-  const std::size_t m = cells_.size();
-  const std::size_t G = static_cast<std::size_t>(plan_.max_groups());
-  const std::size_t keep = m < G ? m : G;
-  if (m > G)  // a uniform G-subset: the first G of a partial Fisher-Yates shuffle
-    for (std::size_t i = 0; i < G; ++i) std::swap(cells_[i], cells_[i + rng.below(m - i)]);
-  for (std::size_t i = 0; i < keep; ++i) {
-    const Cell& cell = cells_[i];
+void GroupedAccumulator::end_unit() {
+  for (const std::uint32_t c : heap_) {
+    const Cell& cell = cells_[c];
     Totals& t = totals_[cell.key];
     const std::size_t n = static_cast<std::size_t>(cell.rows) < R_ ? static_cast<std::size_t>(cell.rows) : R_;
     t.units += 1;
     t.rows += static_cast<std::int64_t>(n);
-    for (std::size_t k = 0; k < n; ++k) t.sum += pool_[cell.first + k];
+    if (plan_.has_value())
+      for (std::size_t k = 0; k < n; ++k) t.sum += pool_[static_cast<std::size_t>(c) * R_ + k];
+    cell_of_key_[cell.key] = -1;
   }
-  for (const Cell& cell : cells_) cell_of_key_[cell.key] = -1;
-  cells_.clear();
-  pool_.clear();
+  heap_.clear();
 }
 
 std::optional<GroupedRelease> release_key(const GroupedPlan& plan, const GroupedAccumulator::Totals& t, Rng& rng) {

@@ -8,7 +8,7 @@
 //
 // Contribution bounding (done here, never trusted from the caller):
 //  - each unit keeps at most G = max_groups of its distinct keys, chosen
-//    uniformly at random;
+//    uniformly at random (KeyPriority);
 //  - in each kept key at most R = max_rows of its rows, chosen uniformly at
 //    random; each kept row's value is clamped into [lower, upper].
 // So one unit moves at most G keys, each key's count by at most R and its sum
@@ -100,9 +100,31 @@ class GroupedPlan {
 // x / n rounded down (never above the exact quotient), for splitting a budget.
 double divide_down(double x, double n);
 
+// A unit's priority for each of its keys: SipHash-2-4 (libsodium
+// crypto_shorthash) of (unit, key) under a secret drawn once per release. A
+// unit keeps the G keys of smallest priority, which is a uniform G-subset of
+// its distinct keys whatever order its rows arrive in, in one pass with G
+// slots. For every value of the secret the choice is a function of the unit's
+// own rows alone, so the bound (at most G keys, R rows each) and the release's
+// privacy hold exactly for every secret; only the subset's uniformity rests on
+// SipHash being a pseudo-random function (docs/grouped.md).
+class KeyPriority {
+ public:
+  explicit KeyPriority(Rng& rng);
+  // key: a type tag and the key's identity bytes (equal keys, equal bytes).
+  std::uint64_t operator()(std::int64_t unit, unsigned char type, std::string_view key) const;
+
+ private:
+  unsigned char secret_[16];
+};
+
 // The exact, bounded totals of each key (keys are indices 0..keys-1 that the
 // caller assigns). Rows arrive unit by unit: add() for each row of the
 // current unit, end_unit() after its last row.
+//
+// Memory is fixed by the public parameters: the current unit holds at most G
+// keys and, with values, R row values for each (G * R slots, allocated when
+// the accumulator is built), whatever the number of its keys or rows.
 class GroupedAccumulator {
  public:
   explicit GroupedAccumulator(const GroupedPlan& plan);
@@ -115,24 +137,31 @@ class GroupedAccumulator {
 
   // Makes room for keys 0..n-1 (n only grows).
   void reserve_keys(std::size_t n);
-  // One row of the current unit in key `key` (< reserved keys) with grid value q (0 without values).
-  void add(std::uint32_t key, std::int64_t q, Rng& rng);
-  // Bounds the current unit's contribution and adds it to the totals.
-  void end_unit(Rng& rng);
+  // One row of the current unit in key `key` (< reserved keys), whose
+  // priority in this unit is `priority` (KeyPriority: the same for every row
+  // of the key in the unit), with grid value q (0 without values).
+  void add(std::uint32_t key, std::uint64_t priority, std::int64_t q, Rng& rng);
+  // Adds the current unit's kept rows to the totals.
+  void end_unit();
 
   const std::vector<Totals>& totals() const { return totals_; }
+  // Slots of the current unit: kept keys (at most G), row values (G * R with values, else 0).
+  std::size_t kept_keys() const { return heap_.size(); }
+  std::size_t value_slots() const { return pool_.size(); }
 
  private:
   struct Cell {
     std::uint32_t key;
-    std::int64_t rows;   // rows seen in this key
-    std::size_t first;   // its R reservoir slots in pool_
+    std::uint64_t priority;
+    std::int64_t rows;  // rows seen in this key
   };
+  bool before(std::uint32_t a, std::uint32_t b) const;  // heap order: larger (priority, key) first
   const GroupedPlan& plan_;
-  std::size_t R_;
+  std::size_t G_, R_;
   std::vector<Totals> totals_;
   std::vector<std::int32_t> cell_of_key_;  // -1, or the current unit's cell of the key
-  std::vector<Cell> cells_;
+  std::vector<Cell> cells_;                // G cells; cell c's values are pool_[c R, (c + 1) R)
+  std::vector<std::uint32_t> heap_;        // the used cells, a max-heap by priority
   std::vector<std::int64_t> pool_;
 };
 

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "sqlite/params.hpp"
+#include "sqlite/guarded.hpp"
 #include "sqlite/ledger.hpp"
 
 namespace optdp::sql {
@@ -88,12 +89,16 @@ void Connection::check_ledger_not_shadowed() const {
   if (found != std::string("cannot open virtual table: ") + kName) throw std::invalid_argument(why);
 }
 
-void Connection::charge(const char* function, double epsilon, double delta,
-                        std::optional<std::int64_t> released_keys) {
-  if (!ledger_) return;
+std::optional<std::int64_t> Connection::charge(const char* function, double epsilon, double delta,
+                                               std::optional<std::int64_t> released_keys) {
+  if (!ledger_) return std::nullopt;
   check_ledger_not_shadowed();
   const std::string sql = running_sql(db_, function);
-  ledger_->charge(function, epsilon, delta, sql.empty() ? nullptr : sql.c_str(), released_keys);
+  return ledger_->charge(function, epsilon, delta, sql.empty() ? nullptr : sql.c_str(), released_keys);
+}
+
+void Connection::record_released_keys(std::optional<std::int64_t> id, std::int64_t released_keys) {
+  if (ledger_ && id) ledger_->record_released_keys(*id, released_keys);
 }
 
 const TwoSidedGeometric& Connection::two_sided_geometric(double alpha) {

@@ -27,6 +27,7 @@
 namespace optdp::sql {
 
 class Ledger;
+class GuardedDb;
 
 class Connection {
  public:
@@ -47,8 +48,14 @@ class Connection {
   // Charges one release of `function` at (epsilon, delta) to the ledger, if
   // one is attached; throws (and nothing may be released) if it cannot.
   // released_keys: the number of keys a grouped release published (NULL otherwise).
-  void charge(const char* function, double epsilon, double delta = 0,
-              std::optional<std::int64_t> released_keys = std::nullopt);
+  // Returns the ledger entry's id (nullopt without a ledger).
+  std::optional<std::int64_t> charge(const char* function, double epsilon, double delta = 0,
+                                     std::optional<std::int64_t> released_keys = std::nullopt);
+  // Records released_keys in entry `id` (nothing without a ledger).
+  void record_released_keys(std::optional<std::int64_t> id, std::int64_t released_keys);
+
+  // optdp's own connection for the queries it is given (guarded.hpp), kept.
+  std::unique_ptr<GuardedDb>& guarded_cache() { return guarded_; }
   // Throws unless the name dp_ledger_entries resolves to the ledger's own
   // table on this connection (a TEMP view of that name would show false
   // entries, so while one exists nothing is charged or reported).
@@ -94,6 +101,7 @@ class Connection {
   RemapCache remap_cache_;
   StatementCache statement_cache_;
   std::unique_ptr<LevelChain> levels_cache_;
+  std::unique_ptr<GuardedDb> guarded_;
   int refs_ = 0;
 };
 

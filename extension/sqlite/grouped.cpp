@@ -23,6 +23,8 @@
 #include "sqlite/args.hpp"
 #include "sqlite/connection.hpp"
 #include "sqlite/functions.hpp"
+#include "sqlite/guarded.hpp"
+#include "sqlite/release.hpp"
 #include "sqlite/stmt.hpp"
 #include "sqlite/params.hpp"
 #include "sqlite/sql_text.hpp"
@@ -122,39 +124,6 @@ bool key_less(const Key& a, const Key& b) {
   }
 }
 
-// Refuses a query that calls a randomised function: run inside a release, it
-// would release and charge once per row it is evaluated for, so the ledger
-// would count rows. (Views and triggers cannot call them: DIRECTONLY.)
-void refuse_nested_releases(std::string_view text, const char* what) {
-  const std::vector<Token> t = tokenize(text);
-  auto check = [&](const char* name) {
-    if (!find_calls(text, t, name).empty())
-      throw std::invalid_argument(std::string(what) + " must not call " + name +
-                                  " (a release inside a release would be charged once per row)");
-  };
-  for (const ReleaseForm& f : release_forms()) check(f.name);
-  check("release_levels");
-  check("private_groups");
-}
-
-// Prepares the single read-only statement `text` given as argument `what`.
-Stmt prepare_query(sqlite3* db, std::string_view text, const char* what) {
-  refuse_nested_releases(text, what);
-  sqlite3_stmt* raw = nullptr;
-  const char* tail = nullptr;
-  if (sqlite3_prepare_v3(db, text.data(), static_cast<int>(text.size()), 0, &raw, &tail) != SQLITE_OK)
-    throw std::invalid_argument(std::string(what) + " does not prepare: " + sqlite3_errmsg(db));
-  Stmt s(raw);
-  if (!s) throw std::invalid_argument(std::string(what) + " must be a query, but is empty");
-  const std::string_view rest(tail, static_cast<std::size_t>(text.data() + text.size() - tail));
-  for (const Token& t : tokenize(rest))
-    if (!is_punct(rest, t, ';'))
-      throw std::invalid_argument(std::string(what) + " must be one statement, but has more after it");
-  if (!sqlite3_stmt_readonly(s.get()))
-    throw std::invalid_argument(std::string(what) + " must be a read-only query (SELECT)");
-  return s;
-}
-
 // Whether the query text ends with ORDER BY 1 [ASC] at depth 0.
 bool ends_with_order_by_1(std::string_view q) {
   std::vector<Token> t = tokenize(q);
@@ -211,8 +180,26 @@ class ReleasedRows final : public RowSource {
   std::size_t i_ = 0;
 };
 
+// A key's identity bytes for KeyPriority: equal keys (as GROUP BY sees
+// them, key_of) give equal bytes.
+std::string_view identity(const KeyView& k, char (&buf)[8]) {
+  if (k.type == SQLITE_INTEGER || k.type == SQLITE_FLOAT) {
+    std::uint64_t bits;
+    if (k.type == SQLITE_INTEGER) bits = static_cast<std::uint64_t>(k.i);
+    else std::memcpy(&bits, &k.d, sizeof bits);
+    for (int i = 0; i < 8; ++i) buf[i] = static_cast<char>(bits >> (8 * i));
+    return {buf, 8};
+  }
+  return k.type == SQLITE_NULL ? std::string_view() : k.bytes;
+}
+
+// The release, in the order docs/boundary.md requires: every parameter from
+// the arguments alone; both queries prepared and checked on optdp's own
+// connection (guarded.hpp) before any row is read; the charge; only then the
+// rows. After the charge nothing depends on the data but the noisy values:
+// whatever goes wrong while reading (an I/O error, an interrupt, memory) is
+// reported with one message that quotes nothing.
 std::unique_ptr<RowSource> open_private_groups(sqlite3_value** argv, Connection& conn) {
-  sqlite3* db = conn.db();
   // Parameters first, all from the arguments alone.
   const std::string query(text_arg(argv[0], "rows_query", "a query returning (unit, key[, value]) ORDER BY 1"));
   const double epsilon = number_arg(argv[1], "epsilon");
@@ -223,8 +210,11 @@ std::unique_ptr<RowSource> open_private_groups(sqlite3_value** argv, Connection&
   const bool private_keys = !argv[3] || sqlite3_value_type(argv[3]) == SQLITE_NULL;
   std::string keys_query;
   if (!private_keys) keys_query = text_arg(argv[3], "keys_query", "a query returning one column of keys, or NULL");
+  refuse_under_heap_limit();
 
-  Stmt rows = prepare_query(db, query, "rows_query");
+  // The queries, checked when they are prepared.
+  GuardedDb& guarded = guarded_db(conn.db(), conn.guarded_cache());
+  Stmt rows = guarded.prepare(query, "rows_query");
   const int columns = sqlite3_column_count(rows.get());
   if (columns != 2 && columns != 3)
     throw std::invalid_argument("rows_query must return 2 columns (unit, key) or 3 (unit, key, value), but returns " +
@@ -234,75 +224,92 @@ std::unique_ptr<RowSource> open_private_groups(sqlite3_value** argv, Connection&
                                 "arrive together");
   const bool has_value = columns == 3;
   const GroupedPlan plan(epsilon, options, has_value, private_keys);
-
-  std::unordered_map<Key, std::uint32_t, KeyHash, KeyEqual> index;
-  std::vector<Key> keys;
-  GroupedAccumulator acc(plan);
-  Rng& rng = conn.rng();
+  Stmt ks;
   if (!private_keys) {
-    Stmt ks = prepare_query(db, keys_query, "keys_query");
+    ks = guarded.prepare(keys_query, "keys_query");
     if (sqlite3_column_count(ks.get()) != 1)
       throw std::invalid_argument("keys_query must return 1 column, but returns " +
                                   std::to_string(sqlite3_column_count(ks.get())));
-    int rc;
-    while ((rc = sqlite3_step(ks.get())) == SQLITE_ROW) {
-      const KeyView k = key_of(sqlite3_column_value(ks.get(), 0));
-      if (index.find(k) != index.end()) continue;
-      keys.push_back(index.emplace(Key{k.type, k.i, k.d, std::string(k.bytes)},
-                                   static_cast<std::uint32_t>(keys.size())).first->first);
-    }
-    if (rc != SQLITE_DONE) throw std::runtime_error(std::string("keys_query failed: ") + sqlite3_errmsg(db));
-    acc.reserve_keys(keys.size());
   }
+  // Memory fixed by the parameters, before the charge.
+  GroupedAccumulator acc(plan);
+  Rng& rng = conn.rng();
+  const KeyPriority priority(rng);
 
-  // Stream the rows unit by unit.
-  bool in_unit = false;
-  std::int64_t unit = 0;
-  int rc;
-  sqlite3_stmt* s = rows.get();
-  while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-    sqlite3_value* u = sqlite3_column_value(s, 0);
-    if (sqlite3_value_type(u) != SQLITE_INTEGER) continue;
-    const std::int64_t id = sqlite3_value_int64(u);
-    if (in_unit && id != unit) {
-      // ORDER BY 1 sorts INTEGERs by value whatever the column's collation, so
-      // this cannot fail; if it did, a unit could contribute twice.
-      if (id < unit) throw std::logic_error("rows_query returned its units out of order");
-      acc.end_unit(rng);
-    }
-    in_unit = true;
-    unit = id;
-    std::int64_t q = 0;
-    if (has_value) {
-      sqlite3_value* x = sqlite3_column_value(s, 2);
-      if (sqlite3_value_type(x) == SQLITE_NULL) continue;  // as avg() skips NULLs
-      q = plan.quantize(row_value(x, sqlite3_value_type(x)));
-    }
-    const KeyView k = key_of(sqlite3_column_value(s, 1));
-    auto it = index.find(k);
-    if (it == index.end()) {
-      if (!private_keys) continue;  // not a public key: dropped
-      const auto idx = static_cast<std::uint32_t>(keys.size());
-      it = index.emplace(Key{k.type, k.i, k.d, std::string(k.bytes)}, idx).first;
-      keys.push_back(it->first);
+  // The charge, before the first row.
+  const std::optional<std::int64_t> entry = conn.charge(kName, epsilon, plan.delta());
+
+  std::vector<ReleasedRows::Row> out;
+  try {
+    std::unordered_map<Key, std::uint32_t, KeyHash, KeyEqual> index;
+    std::vector<Key> keys;
+    sqlite3* gdb = guarded.db();
+    if (!private_keys) {
+      int rc;
+      while ((rc = sqlite3_step(ks.get())) == SQLITE_ROW) {
+        const KeyView k = key_of(sqlite3_column_value(ks.get(), 0));
+        if (index.find(k) != index.end()) continue;
+        keys.push_back(index.emplace(Key{k.type, k.i, k.d, std::string(k.bytes)},
+                                     static_cast<std::uint32_t>(keys.size())).first->first);
+      }
+      if (rc != SQLITE_DONE) throw std::runtime_error(sqlite3_errmsg(gdb));
+      ks.reset();
       acc.reserve_keys(keys.size());
     }
-    acc.add(it->second, q, rng);
-  }
-  if (rc != SQLITE_DONE) throw std::runtime_error(std::string("rows_query failed: ") + sqlite3_errmsg(db));
-  rows.reset();
-  if (in_unit) acc.end_unit(rng);
-  acc.reserve_keys(keys.size());
 
-  // Release in key order (never in the order the data met them).
-  std::vector<std::uint32_t> order(keys.size());
-  for (std::uint32_t k = 0; k < order.size(); ++k) order[k] = k;
-  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return key_less(keys[a], keys[b]); });
-  std::vector<ReleasedRows::Row> out;
-  for (const std::uint32_t k : order)
-    if (auto r = release_key(plan, acc.totals()[k], rng)) out.push_back({std::move(keys[k]), *r});
-  // One charge for the whole release; nothing is returned if it is refused.
-  conn.charge(kName, epsilon, plan.delta(), static_cast<std::int64_t>(out.size()));
+    // Stream the rows unit by unit.
+    bool in_unit = false;
+    std::int64_t unit = 0;
+    int rc;
+    sqlite3_stmt* s = rows.get();
+    char buf[8];
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+      sqlite3_value* u = sqlite3_column_value(s, 0);
+      if (sqlite3_value_type(u) != SQLITE_INTEGER) continue;
+      const std::int64_t id = sqlite3_value_int64(u);
+      if (in_unit && id != unit) {
+        // ORDER BY 1 sorts INTEGERs by value whatever the column's collation,
+        // so units arrive in order; were one to come back, it would be a new
+        // unit here (the bound holds per arrival, never per id).
+        acc.end_unit();
+      }
+      in_unit = true;
+      unit = id;
+      std::int64_t q = 0;
+      if (has_value) {
+        sqlite3_value* x = sqlite3_column_value(s, 2);
+        if (sqlite3_value_type(x) == SQLITE_NULL) continue;  // as avg() skips NULLs
+        q = plan.quantize(row_value(x, sqlite3_value_type(x)));
+      }
+      const KeyView k = key_of(sqlite3_column_value(s, 1));
+      auto it = index.find(k);
+      if (it == index.end()) {
+        if (!private_keys) continue;  // not a public key: dropped
+        const auto idx = static_cast<std::uint32_t>(keys.size());
+        it = index.emplace(Key{k.type, k.i, k.d, std::string(k.bytes)}, idx).first;
+        keys.push_back(it->first);
+        acc.reserve_keys(keys.size());
+      }
+      acc.add(it->second, priority(id, static_cast<unsigned char>(k.type), identity(k, buf)), q, rng);
+    }
+    if (rc != SQLITE_DONE) throw std::runtime_error(sqlite3_errmsg(gdb));
+    rows.reset();
+    if (in_unit) acc.end_unit();
+    acc.reserve_keys(keys.size());
+
+    // Release in key order (never in the order the data met them).
+    std::vector<std::uint32_t> order(keys.size());
+    for (std::uint32_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::sort(order.begin(), order.end(),
+              [&](std::uint32_t a, std::uint32_t b) { return key_less(keys[a], keys[b]); });
+    for (const std::uint32_t k : order)
+      if (auto r = release_key(plan, acc.totals()[k], rng)) out.push_back({std::move(keys[k]), *r});
+  } catch (...) {
+    throw std::runtime_error(
+        "reading the rows failed after the release was charged (an I/O error, an interrupt, or memory; the message "
+        "of the cause is not shown: it could depend on the rows)");
+  }
+  conn.record_released_keys(entry, static_cast<std::int64_t>(out.size()));
   return std::make_unique<ReleasedRows>(std::move(out), has_value);
 }
 

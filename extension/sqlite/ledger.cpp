@@ -200,8 +200,8 @@ DeltaUnits Ledger::delta_units_column(int column) const {
   return *units;
 }
 
-void Ledger::charge(const char* function, double epsilon, double delta, const char* sql,
-                    std::optional<std::int64_t> released_keys) {
+std::int64_t Ledger::charge(const char* function, double epsilon, double delta, const char* sql,
+                            std::optional<std::int64_t> released_keys) {
   const std::int64_t units = charge_units(epsilon);
   const DeltaUnits delta_units = delta_charge_units(delta);
   delta += 0.0;  // -0 is 0
@@ -244,6 +244,7 @@ void Ledger::charge(const char* function, double epsilon, double delta, const ch
     sqlite3_clear_bindings(insert_);
     if (ins != SQLITE_DONE)
       throw std::runtime_error("the ledger " + quote_text(path_, kMaxPathShown) + " cannot be written: " + sqlite3_errmsg(db_));
+    const std::int64_t id = sqlite3_last_insert_rowid(db_);
     sqlite3_reset(update_);
     sqlite3_bind_int64(update_, 1, units);
     const std::string spent_delta_text = delta_units_text(spent_delta + delta_units);
@@ -253,11 +254,26 @@ void Ledger::charge(const char* function, double epsilon, double delta, const ch
     if (upd != SQLITE_DONE)
       throw std::runtime_error("the ledger " + quote_text(path_, kMaxPathShown) + " cannot be written: " + sqlite3_errmsg(db_));
     exec("COMMIT");  // durable before the value is released
+    return id;
   } catch (...) {
     sqlite3_reset(read_);
     rollback();
     throw;
   }
+}
+
+void Ledger::record_released_keys(std::int64_t id, std::int64_t released_keys) {
+  if (!keys_ &&
+      sqlite3_prepare_v3(db_, "UPDATE optdp_charges SET released_keys = ?2 WHERE id = ?1", -1,
+                         SQLITE_PREPARE_PERSISTENT, keys_.out(), nullptr) != SQLITE_OK)
+    throw std::runtime_error("the ledger " + quote_text(path_, kMaxPathShown) + " cannot be written: " + sqlite3_errmsg(db_));
+  sqlite3_reset(keys_);
+  sqlite3_bind_int64(keys_, 1, id);
+  sqlite3_bind_int64(keys_, 2, released_keys);
+  const int rc = sqlite3_step(keys_);
+  sqlite3_reset(keys_);
+  if (rc != SQLITE_DONE)
+    throw std::runtime_error("the ledger " + quote_text(path_, kMaxPathShown) + " cannot be written: " + sqlite3_errmsg(db_));
 }
 
 Ledger::Spent Ledger::spent_units() {

@@ -66,9 +66,14 @@ class Ledger {
   // is checked first) or the ledger cannot be written, and
   // std::invalid_argument for a delta outside [0, 1] or negative
   // released_keys. released_keys (the number of keys a grouped release
-  // published) is recorded as given; NULL when absent.
-  void charge(const char* function, double epsilon, double delta, const char* sql,
-              std::optional<std::int64_t> released_keys = std::nullopt);
+  // published) is recorded as given; NULL when absent. Returns the entry's id.
+  std::int64_t charge(const char* function, double epsilon, double delta, const char* sql,
+                      std::optional<std::int64_t> released_keys = std::nullopt);
+  // Records the number of keys a grouped release published in its entry,
+  // which was charged before the release read its rows (the number is a
+  // function of the noisy output only). Throws std::runtime_error if the
+  // ledger cannot be written.
+  void record_released_keys(std::int64_t id, std::int64_t released_keys);
   double spent();
   double remaining();
   double delta_spent();
@@ -98,7 +103,7 @@ class Ledger {
   DeltaUnits total_delta_units_;
   Durability durability_;
   sqlite3* db_ = nullptr;
-  Stmt read_, insert_, update_;
+  Stmt read_, insert_, update_, keys_;
 };
 
 }  // namespace optdp::sql

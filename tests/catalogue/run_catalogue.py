@@ -161,7 +161,10 @@ def shell_script(cases, start, module, setup):
         owner.append(who)
 
     def fresh(i, what):
-        emit(".open :memory:", ("harness", i))
+        # A new file database each time (private_groups reads the database
+        # file on optdp's own connection: an in-memory one has none).
+        emit(".open --new 'fresh%d-%s.db'" % (i, what), ("harness", i))
+        emit("PRAGMA synchronous = OFF;", ("harness", i))
         emit(load, ("harness", i))
         for s in setup:
             emit(sql_line(s), ("harness", i))
@@ -282,7 +285,10 @@ def run_shell(cases, shell, module, setup, tmp, hang_seconds=HANG_SECONDS, log=N
     while start < len(cases):
         invocations += 1
         script, owner = shell_script(cases, start, module, setup)
-        cmd = [shell, "-batch", "-list", "-noheader", "-nullvalue", "NULL", ":memory:",
+        shared = os.path.join(tmp, "shared%d.db" % invocations)  # a file: see shell_script's fresh()
+        if os.path.exists(shared):
+            os.remove(shared)
+        cmd = [shell, "-batch", "-list", "-noheader", "-nullvalue", "NULL", shared,
                "-cmd", ".load '%s'" % os.path.abspath(module).replace("'", "''")]
         out, err, rc, hung = run_process(cmd, script.encode("utf-8"), tmp, marker, hang_seconds)
         # Rows and markers from stdout.
@@ -408,8 +414,18 @@ def run_python(cases, module, catalogue, setup, tmp, only, hang_seconds=HANG_SEC
 # The Python driver (child side): runs cases from --start on, one JSON line each.
 
 
+_databases = [0]
+
+
 def connect(module, setup):
-    db = sqlite3.connect(":memory:", isolation_level=None)
+    # A new file database (in the --tmp directory, the working directory):
+    # private_groups reads the database file on optdp's own connection.
+    _databases[0] += 1
+    path = "db%d-%d.db" % (os.getpid(), _databases[0])
+    if os.path.exists(path):
+        os.remove(path)
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("PRAGMA synchronous = OFF")
     db.enable_load_extension(True)
     db.load_extension(module)
     db.enable_load_extension(False)

@@ -147,10 +147,16 @@ using Unit = std::vector<std::pair<std::uint32_t, std::int64_t>>;
 std::vector<GroupedAccumulator::Totals> run(const GroupedPlan& plan, const std::vector<Unit>& units,
                                             std::size_t keys, Rng& rng) {
   GroupedAccumulator acc(plan);
+  const KeyPriority priority(rng);  // a fresh secret, as for each release
   acc.reserve_keys(keys);
+  std::int64_t unit_id = 0;
   for (const Unit& u : units) {
-    for (const auto& [k, q] : u) acc.add(k, q, rng);
-    acc.end_unit(rng);
+    for (const auto& [k, q] : u) {
+      const std::string key = std::to_string(k);
+      acc.add(k, priority(unit_id, 1, key), q, rng);
+    }
+    acc.end_unit();
+    ++unit_id;
   }
   return acc.totals();
 }
@@ -242,6 +248,59 @@ TEST(GroupedAccumulator, KeptKeysAreAUniformSubset) {
   for (const auto& [mask, n] : seen) obs.push_back(n);
   const auto r = test::chi_square(obs, 0, [](std::int64_t) { return 0.1; }, 0, 0);
   EXPECT_GT(r.p_value, kMinP) << "chi2 " << r.statistic << " dof " << r.dof;
+}
+
+// The kept subset stays uniform when a unit's rows of one key are not
+// adjacent, and every kept key keeps all its rows (a key turned away or
+// pushed out never comes back).
+TEST(GroupedAccumulator, KeptKeysAreAUniformSubsetWhateverTheRowOrder) {
+  constexpr int m = 5, G = 2, kTrials = 30000;
+  const GroupedPlan plan(1.0, opts("max_groups=2, max_rows=10"), false, false);
+  SeededRng rng(106);
+  std::map<int, std::int64_t> seen;
+  for (int i = 0; i < kTrials; ++i) {
+    Unit unit;
+    for (int pass = 0; pass < 3; ++pass)
+      for (std::uint32_t k = 0; k < m; ++k) unit.push_back({(k * 2 + pass) % m, 0});
+    const auto t = run(plan, {unit}, m, rng);
+    int mask = 0;
+    for (int k = 0; k < m; ++k) {
+      if (!t[k].units) continue;
+      mask |= 1 << k;
+      ASSERT_EQ(t[k].rows, 3) << "a kept key lost rows";
+    }
+    ASSERT_EQ(__builtin_popcount(mask), G);
+    ++seen[mask];
+  }
+  ASSERT_EQ(seen.size(), 10u);
+  std::vector<std::int64_t> obs;
+  for (const auto& [mask, n] : seen) obs.push_back(n);
+  const auto r = test::chi_square(obs, 0, [](std::int64_t) { return 0.1; }, 0, 0);
+  EXPECT_GT(r.p_value, kMinP) << "chi2 " << r.statistic << " dof " << r.dof;
+}
+
+// Memory is fixed by G and R: a unit with 200,000 keys (and many rows each)
+// never holds more than G keys and G * R value slots. (The previous design
+// reserved R slots for every key of the unit before choosing G of them.)
+TEST(GroupedAccumulator, MemoryIsBoundedByGTimesR) {
+  const GroupedPlan plan(1.0, opts("max_groups=3, max_rows=1000, lower=0, upper=1"), true, false);
+  SeededRng rng(107);
+  GroupedAccumulator acc(plan);
+  const KeyPriority priority(rng);
+  constexpr std::uint32_t kKeys = 200000;
+  acc.reserve_keys(kKeys);
+  EXPECT_EQ(acc.value_slots(), 3000u);
+  for (std::uint32_t k = 0; k < kKeys; ++k) {
+    const std::string key = std::to_string(k);
+    for (int r = 0; r < 2; ++r) acc.add(k, priority(7, 1, key), 1, rng);
+    ASSERT_LE(acc.kept_keys(), 3u);
+  }
+  EXPECT_EQ(acc.kept_keys(), 3u);
+  EXPECT_EQ(acc.value_slots(), 3000u);
+  acc.end_unit();
+  std::int64_t units = 0;
+  for (const auto& t : acc.totals()) units += static_cast<std::int64_t>(t.units);
+  EXPECT_EQ(units, 3);
 }
 
 // A key with n rows keeps a uniform R-subset of them (the reservoir), whatever their order.

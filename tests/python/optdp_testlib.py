@@ -9,7 +9,9 @@ load extensions.
 """
 import os
 import re
+import shutil
 import sqlite3
+import tempfile
 import sys
 import threading
 import unittest
@@ -24,8 +26,12 @@ def module_path():
     return _module[0]
 
 
-def connect(load=True):
-    db = sqlite3.connect(":memory:", isolation_level=None)
+def connect(load=True, path=":memory:"):
+    """A connection to path (default in memory) with the module loaded. A
+    file database is written without syncing (tests only)."""
+    db = sqlite3.connect(path, isolation_level=None)
+    if path != ":memory:":
+        db.execute("pragma synchronous = off")
     if load:
         db.enable_load_extension(True)
         db.load_extension(module_path())
@@ -94,11 +100,22 @@ class OptdpTestCase(unittest.TestCase):
     # fails with "interrupted") instead of hanging the suite.
     WATCHDOG_SECONDS = 20
 
+    # True: the test's database is a temporary file rather than in memory
+    # (private_groups reads the file on optdp's own connection).
+    FILE = False
+
     def setUp(self):
-        self.db = connect()
+        self.db_dir = None
+        if self.FILE:
+            self.db_dir = tempfile.mkdtemp(prefix="optdp-db-")
+            self.db = connect(path=os.path.join(self.db_dir, "data.db"))
+        else:
+            self.db = connect()
 
     def tearDown(self):
         self.db.close()
+        if self.db_dir:
+            shutil.rmtree(self.db_dir, ignore_errors=True)
 
     def run_sql(self, sql, params=()):
         timer = threading.Timer(self.WATCHDOG_SECONDS, self.db.interrupt)

@@ -1,0 +1,58 @@
+#include "sqlite/guarded.hpp"
+
+#include <stdexcept>
+
+#include "sqlite/sql_text.hpp"
+
+namespace optdp::sql {
+
+GuardedDb::GuardedDb(const std::string& path) : path_(path) {
+  const int rc = sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READONLY, nullptr);
+  if (rc != SQLITE_OK) {
+    const std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw std::runtime_error("cannot open the database for reading: " + why);
+  }
+  sqlite3_db_config(db_, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
+  sqlite3_db_config(db_, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+  sqlite3_db_config(db_, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, nullptr);
+  sqlite3_busy_timeout(db_, 10000);
+  sqlite3_set_authorizer(db_, check_query, &check_);
+}
+
+GuardedDb::~GuardedDb() { sqlite3_close_v2(db_); }
+
+Stmt GuardedDb::prepare(std::string_view text, const char* what) {
+  check_ = QueryCheck{};
+  sqlite3_stmt* raw = nullptr;
+  const char* tail = nullptr;
+  const int rc = sqlite3_prepare_v3(db_, text.data(), static_cast<int>(text.size()), SQLITE_PREPARE_NO_VTAB, &raw,
+                                    &tail);
+  Stmt s(raw);
+  if (!check_.refused.empty()) throw std::invalid_argument(refusal_message(check_, what));
+  if (rc != SQLITE_OK) throw std::invalid_argument(std::string(what) + " does not prepare: " + sqlite3_errmsg(db_));
+  if (!s) throw std::invalid_argument(std::string(what) + " must be a query, but is empty");
+  const std::string_view rest(tail, static_cast<std::size_t>(text.data() + text.size() - tail));
+  for (const Token& t : tokenize(rest))
+    if (!is_punct(rest, t, ';'))
+      throw std::invalid_argument(std::string(what) + " must be one statement, but has more after it");
+  if (!sqlite3_stmt_readonly(s.get()))
+    throw std::invalid_argument(std::string(what) + " must be a read-only query (SELECT)");
+  return s;
+}
+
+GuardedDb& guarded_db(sqlite3* db, std::unique_ptr<GuardedDb>& cache) {
+  const char* file = sqlite3_db_filename(db, "main");
+  if (!file || !*file)
+    throw std::invalid_argument(
+        "the main database has no file (\":memory:\" or temporary): optdp runs the queries it is given on its own "
+        "read-only connection to the database file (docs/boundary.md)");
+  if (!cache || cache->path() != file) {
+    cache.reset();
+    cache = std::make_unique<GuardedDb>(file);
+  }
+  return *cache;
+}
+
+}  // namespace optdp::sql

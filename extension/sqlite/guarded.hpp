@@ -1,0 +1,56 @@
+// optdp SQLite bindings: the connection on which optdp runs the queries it
+// is given for a release (private_groups' rows_query and keys_query).
+//
+// It is optdp's own read-only connection to the main database file of the
+// user's connection, so that what the query may do is decided by optdp, not
+// by the user's connection's state:
+//  - the user's TEMP views, triggers and tables do not exist there, nor do
+//    the functions and virtual tables registered on the user's connection;
+//  - every query is prepared with SQLITE_PREPARE_NO_VTAB (no virtual table,
+//    optdp's included, directly or through a view) and checked by the
+//    allow-list authorizer (allowlist.hpp) when it is prepared, before any
+//    row is read;
+//  - trusted_schema is off and defensive mode on, load_extension disabled.
+// It sees the database as committed: changes of an open transaction on the
+// user's connection are not visible to it.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "sqlite/allowlist.hpp"
+#include "sqlite/api.hpp"
+#include "sqlite/stmt.hpp"
+
+namespace optdp::sql {
+
+class GuardedDb {
+ public:
+  // Opens the database file at path read-only; throws std::runtime_error.
+  explicit GuardedDb(const std::string& path);
+  ~GuardedDb();
+  GuardedDb(const GuardedDb&) = delete;
+  GuardedDb& operator=(const GuardedDb&) = delete;
+
+  const std::string& path() const { return path_; }
+  sqlite3* db() const { return db_; }
+
+  // Prepares `text`, the argument `what`, which must be one read-only query
+  // that the allow-list admits (no virtual table). Throws
+  // std::invalid_argument("<what> ...") naming what was refused.
+  Stmt prepare(std::string_view text, const char* what);
+
+ private:
+  std::string path_;
+  sqlite3* db_ = nullptr;
+  QueryCheck check_;
+};
+
+// The guarded connection for db's main database (opened on first use and
+// kept; reopened if the main database's file changed). Throws
+// std::invalid_argument when the main database has no file (":memory:" or a
+// temporary database), which optdp cannot open a second connection to.
+GuardedDb& guarded_db(sqlite3* db, std::unique_ptr<GuardedDb>& cache);
+
+}  // namespace optdp::sql
