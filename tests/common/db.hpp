@@ -3,12 +3,38 @@
 
 #include <sqlite3.h>
 
+#include <unistd.h>
+
 #include <cstdint>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace optdp::test {
+
+// A new empty file for a database (private_groups reads the database file on
+// optdp's own connection, so its tests cannot use an in-memory database);
+// removed, with its journal files, when destroyed.
+class TempFile {
+ public:
+  TempFile() {
+    char tmpl[] = "/tmp/optdp-test-XXXXXX";
+    const int fd = mkstemp(tmpl);
+    if (fd < 0) throw std::runtime_error("mkstemp failed");
+    close(fd);
+    path_ = tmpl;
+  }
+  ~TempFile() {
+    for (const char* suffix : {"", "-journal", "-wal", "-shm"}) std::remove((path_ + suffix).c_str());
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  const char* path() const { return path_.c_str(); }
+
+ private:
+  std::string path_;
+};
 
 class Db {
  public:

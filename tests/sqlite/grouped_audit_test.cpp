@@ -1,6 +1,6 @@
 // private_groups, statistically, through SQL (docs/audit.md, "Grouped
 // releases"): every release is a seeded SELECT * FROM private_groups(...) on an
-// in-memory database with the module loaded.
+// temporary file database with the module loaded.
 //
 //  - GroupedAudit.*: the paired-neighbour empirical epsilon audit
 //    (tests/common/audit.hpp) on databases that differ by one WHOLE unit (all
@@ -83,7 +83,9 @@ struct Out {
 // n seeded releases of `query` on table r(u, k, v) = rows, each as the rows it returned.
 template <class F>
 void releases(const std::vector<Row>& rows, const std::string& query, std::int64_t seed, std::size_t n, F&& each) {
-  Db db;
+  optdp::test::TempFile file;
+  Db db(file.path());
+  db.exec("PRAGMA synchronous = OFF");
   db.exec("CREATE TABLE r(u, k, v)");
   if (!rows.empty()) db.exec("INSERT INTO r VALUES " + values_of(rows));
   db.exec("SELECT dp_seed(" + std::to_string(seed) + ")");
