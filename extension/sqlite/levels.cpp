@@ -17,6 +17,7 @@
 #include "sqlite/connection.hpp"
 #include "sqlite/functions.hpp"
 #include "sqlite/params.hpp"
+#include "sqlite/release.hpp"
 #include "sqlite/vtab.hpp"
 
 namespace optdp::sql {
@@ -27,7 +28,8 @@ struct LevelsState {
   std::int64_t rows;
   double alphas[kMaxLevels];
   int k;
-  bool ready;  // the levels have been read
+  bool begun;  // the release has begun (begin() ran)
+  bool ready;  // ... and its levels were read and charged
 };
 
 constexpr const char* kLevelNames[kMaxLevels] = {"alpha_1",  "alpha_2",  "alpha_3",  "alpha_4",  "alpha_5",  "alpha_6",
@@ -56,37 +58,38 @@ void read_levels(sqlite3_context* ctx, LevelsState& st, int argc) {
                                      name_of<FIRST>(), argc));
 }
 
+// The release's first step, before any row is counted: by the first row of a
+// group or, when no row matched, by the final call, on the same state
+// (allocated the same way on both paths): reads the levels and charges the
+// epsilon of the least private one.
 template <int FIRST>
-[[gnu::noinline]] bool first_row(sqlite3_context* ctx, LevelsState* st, int argc) {
-  if (!st) {
-    sqlite3_result_error_nomem(ctx);
-    return false;
-  }
-  st->ready = guard(ctx, name_of<FIRST>(), [&] { read_levels<FIRST>(ctx, *st, argc); });
+[[gnu::noinline]] bool begin(sqlite3_context* ctx, LevelsState* st, int argc) {
+  st->begun = true;
+  st->ready = guard(ctx, name_of<FIRST>(), [&] {
+    read_levels<FIRST>(ctx, *st, argc);
+    connection(ctx).charge(name_of<FIRST>(), epsilon_of_alpha(st->alphas[0]));
+  });
   return st->ready;
 }
 
 template <int FIRST>
 void levels_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   auto* st = static_cast<LevelsState*>(sqlite3_aggregate_context(ctx, sizeof(LevelsState)));
-  if (!(st && st->ready) && !first_row<FIRST>(ctx, st, argc)) [[unlikely]]
-    return;
+  if (!(st && st->ready)) [[unlikely]] {
+    if (!st) return sqlite3_result_error_nomem(ctx);
+    if (st->begun || !begin<FIRST>(ctx, st, argc)) return;
+  }
   if (FIRST == 0 || sqlite3_value_type(argv[0]) != SQLITE_NULL) ++st->rows;
 }
 
 template <int FIRST, int ARGC>
 void levels_final(sqlite3_context* ctx) {
+  auto* st = static_cast<LevelsState*>(sqlite3_aggregate_context(ctx, sizeof(LevelsState)));
+  if (!st) return sqlite3_result_error_nomem(ctx);
+  if (!st->begun && !begin<FIRST>(ctx, st, ARGC)) return;  // no rows: the same first step
+  if (!st->ready) return;                                   // the first row reported the error
   guard(ctx, name_of<FIRST>(), [&] {
-    auto* st = static_cast<LevelsState*>(sqlite3_aggregate_context(ctx, 0));
-    LevelsState empty{};
-    if (!st) {  // no rows: the same reading of the levels as a first row does
-      read_levels<FIRST>(ctx, empty, ARGC);
-      empty.ready = true;
-      st = &empty;
-    }
-    if (!st->ready) return;  // the first row reported the error
     Connection& conn = connection(ctx);
-    conn.charge(name_of<FIRST>(), epsilon_of_alpha(st->alphas[0]));  // the least private level
     const auto released =
         conn.level_chain(std::vector<double>(st->alphas, st->alphas + st->k)).release(st->rows, conn.rng());
     std::string json = "[";
@@ -129,6 +132,7 @@ std::unique_ptr<RowSource> open_release_levels(sqlite3_value** argv, Connection&
   check_n(n, kMaxMatrixN);
   auto alphas = parse_levels(text_arg(argv[2], "alphas", "a JSON array of increasing alphas"));
   RangeLevelChain chain(n, alphas);
+  refuse_under_heap_limit();
   conn.charge("release_levels", epsilon_of_alpha(alphas[0]));  // the least private level
   auto released = chain.release(value, conn.rng());
   return std::make_unique<LevelRows>(std::move(alphas), std::move(released));

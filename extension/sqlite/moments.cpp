@@ -56,16 +56,15 @@ MomentsPlan read(sqlite3_context* ctx) {
   return parse(read_params(sqlite3_context_db_handle(ctx), connection(ctx).statement_cache(), name_of(S), 4), kind_of(S));
 }
 
+// The release's first step, before any row is added: by the first row of a
+// group or, when no row matched, by the final call, on the same state
+// (allocated the same way on both paths): reads the parameters and charges.
 template <Stat S>
-[[gnu::noinline]] bool first_row(sqlite3_context* ctx, MomentsState* st) {
-  if (!st) {
-    sqlite3_result_error_nomem(ctx);
-    return false;
-  }
-  if (st->failed) return false;
+[[gnu::noinline]] bool begin(sqlite3_context* ctx, MomentsState* st) {
   st->ready = guard(ctx, name_of(S), [&] {
     const MomentsPlan plan = read<S>(ctx);
     std::memcpy(st->plan_bytes, &plan, sizeof plan);
+    connection(ctx).charge(name_of(S), plan.eps);
   });
   st->failed = !st->ready;
   return st->ready;
@@ -74,8 +73,10 @@ template <Stat S>
 template <Stat S>
 void step(sqlite3_context* ctx, int, sqlite3_value** argv) {
   auto* st = static_cast<MomentsState*>(sqlite3_aggregate_context(ctx, sizeof(MomentsState)));
-  if (!(st && st->ready) && !first_row<S>(ctx, st)) [[unlikely]]
-    return;
+  if (!(st && st->ready)) [[unlikely]] {
+    if (!st) return sqlite3_result_error_nomem(ctx);
+    if (st->failed || !begin<S>(ctx, st)) return;
+  }
   sqlite3_value* x = argv[0];
   const int t = sqlite3_value_type(x);
   if (t == SQLITE_NULL) return;
@@ -88,19 +89,13 @@ void step(sqlite3_context* ctx, int, sqlite3_value** argv) {
 
 template <Stat S>
 void final(sqlite3_context* ctx) {
+  auto* st = static_cast<MomentsState*>(sqlite3_aggregate_context(ctx, sizeof(MomentsState)));
+  if (!st) return sqlite3_result_error_nomem(ctx);
+  if (!st->ready && !st->failed && !begin<S>(ctx, st)) return;  // no rows: the same first step
+  if (!st->ready) return;                                        // the first row reported the error
   guard(ctx, name_of(S), [&] {
-    auto* st = static_cast<MomentsState*>(sqlite3_aggregate_context(ctx, 0));
-    MomentsState empty{};
-    if (!st) {  // no rows: the same reading of the parameters as a first row does
-      const MomentsPlan plan = read<S>(ctx);
-      std::memcpy(empty.plan_bytes, &plan, sizeof plan);
-      empty.ready = true;
-      st = &empty;
-    }
-    if (!st->ready) return;  // the first row reported the error
     const MomentsPlan& plan = st->plan();
     Connection& conn = connection(ctx);
-    conn.charge(name_of(S), plan.eps);
     Rng& rng = conn.rng();
     std::int64_t n;
     if (__builtin_add_overflow(st->n, conn.two_sided_geometric(alpha_of_epsilon(plan.eps_count))(rng), &n))

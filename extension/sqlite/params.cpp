@@ -8,6 +8,7 @@
 #include "core/format.hpp"
 #include "core/privacy.hpp"
 #include "sqlite/args.hpp"
+#include "sqlite/release.hpp"
 
 namespace optdp::sql {
 
@@ -128,6 +129,10 @@ std::vector<StatementCache::Found> check_statement(sqlite3* db) {
 }  // namespace
 
 std::vector<Param> read_params(sqlite3* db, StatementCache& cache, const char* name, int argc) {
+  // Every release of an aggregate begins here (with rows or without): none
+  // runs under a hard heap limit, where whether its state or the query's
+  // work finds memory could depend on the rows (release.hpp).
+  refuse_under_heap_limit();
   auto texts = running_texts(db);
   if (texts != cache.texts) cache = StatementCache{std::move(texts), false, {}};
   if (!cache.checked) {

@@ -3,10 +3,10 @@
 // with score -|#{x < c} - q n| (core/quantile.hpp, docs/quantiles.md).
 //
 // The parameters are read from the statement's text once per release
-// (params.hpp), by the first row or, when no row matched, by the final call.
-// The first row then allocates the aggregate context with the grid's buckets
-// (their number is fixed by lower and upper alone); each row adds one to a
-// bucket.
+// (params.hpp), by the first row or, when no row matched, by the final call,
+// which then allocates the aggregate context with the grid's buckets (their
+// number is fixed by lower and upper alone) and charges the ledger; each row
+// adds one to a bucket.
 #include <cstring>
 #include <vector>
 
@@ -56,9 +56,13 @@ QuantileParams read(sqlite3_context* ctx, bool median, int argc) {
                median);
 }
 
-[[gnu::noinline]] QuantileState* first_row(sqlite3_context* ctx, bool median, int argc) {
+// The release's first step, before any row is added: by the first row of a
+// group or, when no row matched, by the final call: reads the parameters,
+// allocates the state with its buckets (the same allocation on both paths, its
+// size fixed by lower and upper) and charges.
+[[gnu::noinline]] QuantileState* begin(sqlite3_context* ctx, bool median, int argc) {
   QuantileParams params{};
-  const bool ok = guard(ctx, name_of(median), [&] { params = read(ctx, median, argc); });
+  bool ok = guard(ctx, name_of(median), [&] { params = read(ctx, median, argc); });
   const std::size_t buckets = ok ? static_cast<std::size_t>(params.grid.candidates()) + 1 : 0;
   auto* st = static_cast<QuantileState*>(
       sqlite3_aggregate_context(ctx, static_cast<int>(sizeof(QuantileState) + buckets * sizeof(std::int64_t))));
@@ -67,6 +71,7 @@ QuantileParams read(sqlite3_context* ctx, bool median, int argc) {
     return nullptr;
   }
   std::memcpy(&st->params, &params, sizeof params);
+  if (ok) ok = guard(ctx, name_of(median), [&] { connection(ctx).charge(name_of(median), params.eps); });
   st->ready = ok;
   return st;
 }
@@ -75,7 +80,7 @@ template <bool MEDIAN>
 void step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   auto* st = static_cast<QuantileState*>(sqlite3_aggregate_context(ctx, 0));
   if (!st) [[unlikely]] {
-    st = first_row(ctx, MEDIAN, argc);
+    st = begin(ctx, MEDIAN, argc);
     if (!st) return;
   }
   if (!st->ready) return;
@@ -87,24 +92,16 @@ void step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
 
 template <bool MEDIAN, int ARGC>
 void final(sqlite3_context* ctx) {
+  auto* st = static_cast<QuantileState*>(sqlite3_aggregate_context(ctx, 0));
+  if (!st) {  // no rows: the same first step
+    st = begin(ctx, MEDIAN, ARGC);
+    if (!st) return;
+  }
+  if (!st->ready) return;  // the error was reported
   guard(ctx, name_of(MEDIAN), [&] {
-    auto* st = static_cast<QuantileState*>(sqlite3_aggregate_context(ctx, 0));
-    std::vector<std::int64_t> none;
-    const QuantileParams* params;
-    QuantileParams read_now{};
-    const std::int64_t* buckets;
-    if (!st) {  // no rows: the same reading of the parameters as a first row does
-      read_now = read(ctx, MEDIAN, ARGC);
-      none.assign(static_cast<std::size_t>(read_now.grid.candidates()) + 1, 0);
-      params = &read_now;
-      buckets = none.data();
-    } else {
-      if (!st->ready) return;  // the first row reported the error
-      params = &st->params;
-      buckets = st->buckets();
-    }
+    const QuantileParams* params = &st->params;
+    const std::int64_t* buckets = st->buckets();
     Connection& conn = connection(ctx);
-    conn.charge(name_of(MEDIAN), params->eps);
     const std::size_t n = static_cast<std::size_t>(params->grid.candidates()) + 1;
     const std::int64_t j = sample_quantile(conn.rng(), {buckets, n}, params->q, params->eps);
     sqlite3_result_double(ctx, params->grid.candidate(j));

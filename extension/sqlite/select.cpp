@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <memory>
 #include <vector>
 
 #include "core/json.hpp"
@@ -87,7 +88,6 @@ void release(sqlite3_context* ctx, const SelectParams& params, Candidates* c) {
   // depends on no private value.
   if (c && c->too_many)
     throw std::invalid_argument("at most " + std::to_string(kMaxCandidates) + " candidates can be selected from");
-  conn.charge(kName, params.eps);
   if (k == 0) {  // no candidates: nothing to choose (the empty set is public)
     sqlite3_result_null(ctx);
     return;
@@ -97,19 +97,30 @@ void release(sqlite3_context* ctx, const SelectParams& params, Candidates* c) {
   sqlite3_result_value(ctx, c->values[r]);
 }
 
+// The release's first step, before any candidate is kept: by the first row
+// of a group or, when no row matched, by the final call, on the same state
+// (allocated the same way on both paths): reads the parameters and charges.
+[[gnu::noinline]] bool begin(sqlite3_context* ctx, int argc, SelectState* st) {
+  st->failed = !guard(ctx, kName, [&] {
+    auto c = std::make_unique<Candidates>();
+    c->params = read(ctx, argc);
+    connection(ctx).charge(kName, c->params.eps);
+    st->c = c.release();
+  });
+  return !st->failed;
+}
+
 void finish(sqlite3_context* ctx, int argc) {
-  auto* st = static_cast<SelectState*>(sqlite3_aggregate_context(ctx, 0));
-  Candidates* c = st ? st->c : nullptr;
+  auto* st = static_cast<SelectState*>(sqlite3_aggregate_context(ctx, sizeof(SelectState)));
+  if (!st) return sqlite3_result_error_nomem(ctx);
+  if (!st->c && !st->failed && !begin(ctx, argc, st)) return;  // no rows: the same first step
+  Candidates* c = st->c;
   guard(ctx, kName, [&] {
-    if (!st) {  // no rows: the same reading of the parameters as a first row does
-      release(ctx, read(ctx, argc), nullptr);
-      return;
-    }
     if (!c) return;  // the first row reported the error
     release(ctx, c->params, c);
   });
   delete c;
-  if (st) st->c = nullptr;
+  st->c = nullptr;
 }
 
 }  // namespace
@@ -121,13 +132,7 @@ void private_select_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     return;
   }
   if (!st->c) [[unlikely]] {
-    if (st->failed) return;
-    st->failed = !guard(ctx, kName, [&] {
-      const SelectParams params = read(ctx, argc);
-      st->c = new Candidates;
-      st->c->params = params;
-    });
-    if (st->failed) return;
+    if (st->failed || !begin(ctx, argc, st)) return;
   }
   Candidates& c = *st->c;
   if (c.values.size() >= kMaxCandidates) {

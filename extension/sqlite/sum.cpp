@@ -46,7 +46,8 @@ struct SumState {
   double eps, lower, upper;
   CostSpec cost;
   Grid grid;
-  bool ready;  // the parameters have been read
+  bool begun;  // the release has begun (begin() ran)
+  bool ready;  // ... and its parameters were read and charged
 };
 
 // Validates the parameters p (arguments 1.. of a call with argc arguments) into st.
@@ -74,21 +75,26 @@ void read_params(sqlite3_context* ctx, SumState& st, Mechanism mech, int argc) {
         argc);
 }
 
+// The release's first step, before any row is added: by the first row of a
+// group or, when no row matched, by the final call, on the same state
+// (allocated the same way on both paths): reads the parameters and charges.
 template <Mechanism M>
-[[gnu::noinline]] bool first_row(sqlite3_context* ctx, SumState* st, int argc) {
-  if (!st) {
-    sqlite3_result_error_nomem(ctx);
-    return false;
-  }
-  st->ready = guard(ctx, name_of(M), [&] { read_params(ctx, *st, M, argc); });
+[[gnu::noinline]] bool begin(sqlite3_context* ctx, SumState* st, int argc) {
+  st->begun = true;
+  st->ready = guard(ctx, name_of(M), [&] {
+    read_params(ctx, *st, M, argc);
+    connection(ctx).charge(name_of(M), st->eps);
+  });
   return st->ready;
 }
 
 template <Mechanism M>
 void sum_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   auto* st = static_cast<SumState*>(sqlite3_aggregate_context(ctx, sizeof(SumState)));
-  if (!(st && st->ready) && !first_row<M>(ctx, st, argc)) [[unlikely]]
-    return;
+  if (!(st && st->ready)) [[unlikely]] {
+    if (!st) return sqlite3_result_error_nomem(ctx);
+    if (st->begun || !begin<M>(ctx, st, argc)) return;
+  }
   sqlite3_value* x = argv[0];
   const int t = sqlite3_value_type(x);
   if (t == SQLITE_NULL) return;
@@ -98,17 +104,12 @@ void sum_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
 
 template <Mechanism M, int ARGC>
 void sum_final(sqlite3_context* ctx) {
+  auto* st = static_cast<SumState*>(sqlite3_aggregate_context(ctx, sizeof(SumState)));
+  if (!st) return sqlite3_result_error_nomem(ctx);
+  if (!st->begun && !begin<M>(ctx, st, ARGC)) return;  // no rows: the same first step
+  if (!st->ready) return;                               // the first row reported the error
   guard(ctx, name_of(M), [&] {
-    auto* st = static_cast<SumState*>(sqlite3_aggregate_context(ctx, 0));
-    SumState empty{};
-    if (!st) {  // no rows: the same reading of the parameters as a first row does
-      read_params(ctx, empty, M, ARGC);
-      empty.ready = true;
-      st = &empty;
-    }
-    if (!st->ready) return;  // the first row reported the error
     Connection& conn = connection(ctx);
-    conn.charge(name_of(M), st->eps);
     const std::int64_t D = st->grid.D();
     std::int64_t noise;
     if constexpr (M == Mechanism::Staircase) {
