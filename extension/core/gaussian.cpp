@@ -36,6 +36,8 @@ void DiscreteGaussian::init() {
   t_ = r + 1;
   shift_ = sigma2_ / __float128(t_);
   two_sigma2_ = 2 * sigma2_;
+  shift_d_ = static_cast<double>(shift_);
+  two_sigma2_d_ = static_cast<double>(two_sigma2_);
   // Digits of the geometric magnitude, P[G = k] proportional to exp(-k/t):
   // digit j is 1 with probability a_j / (1 + a_j), a_j = exp(-2^j / t).
   for (int j = 0; j < Geometric::kMaxDigits; ++j) {
@@ -58,6 +60,31 @@ __float128 DiscreteGaussian::acceptance(std::uint64_t m) const {
   return expq(-(d * d) / two_sigma2_);
 }
 
+bool DiscreteGaussian::accept(Rng& rng, std::uint64_t m) const {
+  // Bernoulli(F), F = to_fraction128(acceptance(m)), the 128-bit fraction of
+  // the binary128 value: U < F for U = (u_hi 2^64 + u_lo) / 2^128 uniform.
+  // Computing F costs an expq (about 1 us), so the first 64 bits of U are
+  // compared with a double evaluation a_d of the same probability first.
+  // |a_d - F| < 2^-45 (docs/accounting.md: the double evaluation is off by
+  // less than 2^-48 by the argument given for binary128 with 2^-53 in place
+  // of 2^-113, F by less than 2^-108), so outside a band of 2^-40 around a_d
+  // the answer is the one the full comparison would give; inside it (with
+  // probability below 2^-38) F is computed and compared. The result is
+  // therefore exactly Bernoulli(F), and the time depends on random bits only.
+  const std::uint64_t u_hi = rng.u64();
+  const double x = std::ldexp(static_cast<double>(u_hi), -64);  // U's first 64 bits, rounded
+  const double d = static_cast<double>(m) - shift_d_;
+  const double a_d = std::exp(-(d * d) / two_sigma2_d_);
+  constexpr double kBand = 0x1p-40;
+  // x rounds u_hi 2^-64 to a double (error < 2^-53 relative), so U lies in
+  // [x - 2^-52, x + 2^-52]: far inside the band's slack.
+  if (x + 0x1p-50 < a_d - kBand) return true;
+  if (x - 0x1p-50 > a_d + kBand) return false;
+  const Fraction128 f = to_fraction128(acceptance(m));
+  if (u_hi != f.hi) return u_hi < f.hi;
+  return rng.u64() < f.lo;
+}
+
 std::int64_t DiscreteGaussian::operator()(Rng& rng) const {
   for (;;) {
     // Discrete Laplace with scale t: a fair sign and a geometric magnitude,
@@ -65,7 +92,7 @@ std::int64_t DiscreteGaussian::operator()(Rng& rng) const {
     const bool negative = rng.coin();
     const std::uint64_t m = magnitude(rng);
     if (negative && m == 0) continue;
-    if (!bernoulli(rng, to_fraction128(acceptance(m)))) continue;
+    if (!accept(rng, m)) continue;
     const auto y = static_cast<std::int64_t>(m);
     return negative ? -y : y;
   }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
 #include <vector>
 
@@ -118,4 +119,44 @@ TEST(LatticeDiscreteGaussian, OutputsMultiplesOfGWithTheScaledLaw) {
   EXPECT_GT(chi.p_value, 1e-4) << chi.statistic;
   EXPECT_THROW(LatticeDiscreteGaussian(1.0, 0.0), std::invalid_argument);
   EXPECT_THROW(LatticeDiscreteGaussian(1.0, -1.0), std::invalid_argument);
+}
+
+namespace {
+
+// Bytes that Rng::u64 reads back as v (it copies 8 bytes in memory order).
+void push_u64(std::vector<unsigned char>& b, std::uint64_t v) {
+  unsigned char c[8];
+  std::memcpy(c, &v, 8);
+  b.insert(b.end(), c, c + 8);
+}
+
+bool accept_with(const DiscreteGaussian& g, std::uint64_t m, std::uint64_t hi, std::uint64_t lo) {
+  std::vector<unsigned char> b;
+  push_u64(b, hi);
+  push_u64(b, lo);
+  test::ScriptedRng r(b);
+  return g.accept(r, m);
+}
+
+}  // namespace
+
+TEST(DiscreteGaussian, FastAcceptanceDecidesExactlyAsThe128BitFraction) {
+  // Uniforms right at the 128-bit fraction F (inside the fast path's band,
+  // so the exact comparison decides) and far from it (the double decides).
+  for (double s2 : {0.3, 2.7, 100.0, 1e8}) {
+    const DiscreteGaussian g(s2);
+    for (std::uint64_t m : {0ull, 1ull, 3ull, 17ull, 12345ull}) {
+      const Fraction128 f = to_fraction128(g.acceptance(m));
+      if (f.hi > 0 && f.lo > 0) {
+        EXPECT_TRUE(accept_with(g, m, f.hi, f.lo - 1)) << s2 << " " << m;
+        EXPECT_TRUE(accept_with(g, m, f.hi - 1, UINT64_MAX));
+      }
+      if (f.hi < UINT64_MAX) {
+        EXPECT_FALSE(accept_with(g, m, f.hi, f.lo)) << s2 << " " << m;  // U = F is not < F
+        EXPECT_FALSE(accept_with(g, m, f.hi + 1, 0));
+      }
+      if (f.hi > (1ull << 30)) EXPECT_TRUE(accept_with(g, m, f.hi - (1ull << 30), 0));
+      if (f.hi < UINT64_MAX - (1ull << 30)) EXPECT_FALSE(accept_with(g, m, f.hi + (1ull << 30), UINT64_MAX));
+    }
+  }
 }
