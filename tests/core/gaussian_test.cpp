@@ -74,13 +74,12 @@ TEST(DiscreteGaussian, ScaleIsFloorOfSigmaPlusOneExactly) {
   EXPECT_EQ(DiscreteGaussian(std::nextafter(1e8, 0.0)).t(), 10000u);
 }
 
-TEST(DiscreteGaussian, AcceptanceIsAProbabilityAndPeaksNearSigmaSquaredOverT) {
+TEST(DiscreteGaussian, AcceptanceIsAProbability) {
   for (double s2 : {0.01, 0.7, 9.0, 1e6, 1e20}) {
     const DiscreteGaussian g(s2);
     for (std::uint64_t m : {0ull, 1ull, 2ull, 1000ull, 1ull << 40}) {
       const __float128 a = g.acceptance(m);
-      EXPECT_GE(a, 0);
-      EXPECT_LE(a, 1);
+      EXPECT_TRUE(a >= 0 && a <= 1) << static_cast<double>(a);
     }
   }
 }
@@ -155,8 +154,12 @@ TEST(DiscreteGaussian, FastAcceptanceDecidesExactlyAsThe128BitFraction) {
         EXPECT_FALSE(accept_with(g, m, f.hi, f.lo)) << s2 << " " << m;  // U = F is not < F
         EXPECT_FALSE(accept_with(g, m, f.hi + 1, 0));
       }
-      if (f.hi > (1ull << 30)) EXPECT_TRUE(accept_with(g, m, f.hi - (1ull << 30), 0));
-      if (f.hi < UINT64_MAX - (1ull << 30)) EXPECT_FALSE(accept_with(g, m, f.hi + (1ull << 30), UINT64_MAX));
+      if (f.hi > (1ull << 30)) {
+        EXPECT_TRUE(accept_with(g, m, f.hi - (1ull << 30), 0));
+      }
+      if (f.hi < UINT64_MAX - (1ull << 30)) {
+        EXPECT_FALSE(accept_with(g, m, f.hi + (1ull << 30), UINT64_MAX));
+      }
     }
   }
 }
