@@ -6,6 +6,7 @@
 #   bench/run.sh sql sampler          # any of: sampler sql matrix timing grouped
 #   bench/run.sh grouped              # private_groups vs its SQL baseline, 10M rows (not in the default set)
 #   bench/run.sh select               # private_select over 10,000 candidates (not in the default set)
+#   bench/run.sh gaussian             # discrete Gaussian vs two-sided geometric per sample (not in the default set)
 #   bench/run.sh moments              # private_avg's error vs the naive ratio; avg, var, median vs sum() at 10M rows
 #   GROUPED_ARGS="--rows 1000000 --reps 7" bench/run.sh grouped
 #   ROWS=1000000 bench/run.sh sql     # smaller SQL table
@@ -35,7 +36,8 @@ for b in "${benches[@]}"; do
     timing) targets+=(release_timing) ;;
     grouped) ;;
     select|moments) ;;
-    *) echo "bench/run.sh: unknown benchmark '$b' (sampler, sql, matrix, timing, grouped, select, moments)" >&2; exit 2 ;;
+    gaussian) targets+=(gaussian_bench) ;;
+    *) echo "bench/run.sh: unknown benchmark '$b' (sampler, sql, matrix, timing, grouped, select, moments, gaussian)" >&2; exit 2 ;;
   esac
 done
 
@@ -72,6 +74,11 @@ for b in "${benches[@]}"; do
       echo "== select_bench"
       # shellcheck disable=SC2086
       "$python" "$root/bench/select_bench.py" --optdp "$build/optdp.so" ${SELECT_ARGS:-} | tee "$build/select_bench.txt" ;;
+    gaussian)
+      echo "== gaussian_bench"
+      # shellcheck disable=SC2086
+      "$build/bench/gaussian_bench" ${GAUSSIAN_ARGS:---benchmark_repetitions=7 --benchmark_report_aggregates_only=true} |
+        tee "$build/gaussian_bench.txt" ;;
     moments)
       echo "== moments_bench"
       # shellcheck disable=SC2086

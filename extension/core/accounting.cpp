@@ -1,0 +1,250 @@
+#include "core/accounting.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <stdexcept>
+#include <string>
+
+extern "C" {
+#include <quadmath.h>
+}
+
+#include "core/format.hpp"
+
+namespace optdp::zcdp {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// The smallest double >= x, and the largest double <= x.
+double up(__float128 x) {
+  double d = static_cast<double>(x);
+  if (__float128(d) < x) d = std::nextafter(d, kInf);
+  return d;
+}
+double down(__float128 x) {
+  double d = static_cast<double>(x);
+  if (__float128(d) > x) d = std::nextafter(d, -kInf);
+  return d;
+}
+
+void check(bool ok, const char* name, const char* what, double v) {
+  if (!ok) throw std::invalid_argument(std::string(name) + " must be " + what + ", but is " + format_double(v));
+}
+void check_positive(double v, const char* name) { check(v > 0 && std::isfinite(v), name, "a finite number > 0", v); }
+void check_nonnegative(double v, const char* name) {
+  check(v >= 0 && std::isfinite(v), name, "a finite number >= 0", v);
+}
+
+// log of the conversion's bound at alpha = 1 + x, the exponent of
+// exp((alpha-1)(alpha rho - eps)) (alpha-1)^(alpha-1) / alpha^alpha:
+//   h(x) = x ((1 + x) rho - eps) + x ln x - (1 + x) ln(1 + x).
+// Its derivative h'(x) = (2x + 1) rho - eps - ln(1 + 1/x) increases with x
+// (h'' = 2 rho + 1/x - 1/(1 + x) > 0), so h is convex with one minimum.
+double h_prime(double x, double rho, double eps) {
+  return (2 * x + 1) * rho - eps - std::log1p(1 / x);
+}
+
+}  // namespace
+
+double rho_of_gaussian(double delta2, double sigma2) {
+  check_positive(delta2, "delta2");
+  check_positive(sigma2, "sigma2");
+  return up(__float128(delta2) * __float128(delta2) / (2 * __float128(sigma2)));
+}
+
+double sigma2_for_rho(double rho, double delta2) {
+  check_positive(rho, "rho");
+  check_positive(delta2, "delta2");
+  double s = up(__float128(delta2) * __float128(delta2) / (2 * __float128(rho)));
+  // rho_of_gaussian rounds up; step until it agrees (at most a few ulps).
+  while (rho_of_gaussian(delta2, s) > rho) s = std::nextafter(s, kInf);
+  return s;
+}
+
+double rho_of_pure(double eps) {
+  check_nonnegative(eps, "eps");
+  return up(__float128(eps) * __float128(eps) / 2);
+}
+
+double delta_of_rho(double rho, double eps) {
+  check_nonnegative(rho, "rho");
+  check_nonnegative(eps, "eps");
+  if (rho == 0) return 0;
+  // Bracket the root of h' in x = alpha - 1 > 0: h' -> -inf as x -> 0.
+  // The search only decides where the bound is evaluated, so double precision
+  // and a relative 2^-40 suffice (h is flat at its minimum: the loss is second order).
+  double lo = 1e-300, hi = 1;
+  while (h_prime(hi, rho, eps) < 0 && hi < 1e300) hi *= 2;
+  for (int i = 0; i < 200 && hi - lo > std::ldexp(hi, -40); ++i) {
+    const double mid = hi / lo > 4 ? std::sqrt(lo) * std::sqrt(hi) : lo + (hi - lo) / 2;
+    (h_prime(mid, rho, eps) < 0 ? lo : hi) = mid;
+  }
+  // Any alpha > 1 gives a valid bound: evaluate at x = hi in binary128 and
+  // add a margin far above binary128's error in the three terms.
+  const __float128 x = hi, R = rho, E = eps;
+  const __float128 t1 = x * ((1 + x) * R - E), t2 = x * logq(x), t3 = (1 + x) * log1pq(x);
+  const __float128 margin = ldexpq(1 + fabsq(t1) + fabsq(t2) + fabsq(t3), -100);
+  const __float128 d = expq(t1 + t2 - t3 + margin);
+  return d >= 1 ? 1.0 : std::min(1.0, up(d * (1 + ldexpq(__float128(1), -100))));
+}
+
+double epsilon_bun_steinke(double rho, double delta) {
+  check_nonnegative(rho, "rho");
+  check(delta > 0 && delta < 1, "delta", "in (0, 1)", delta);
+  const __float128 R = rho;
+  const __float128 v = R + 2 * sqrtq(R * -logq(__float128(delta)));
+  return up(v * (1 + ldexpq(__float128(1), -100)));
+}
+
+double epsilon_of_rho(double rho, double delta) {
+  check_nonnegative(rho, "rho");
+  check(delta > 0 && delta < 1, "delta", "in (0, 1)", delta);
+  if (rho == 0 || delta_of_rho(rho, 0) <= delta) return 0;
+  // delta_of_rho decreases in eps; Bun-Steinke's eps is an upper bracket
+  // (its bound exp((alpha-1)(alpha rho - eps)) is above the tight one).
+  double lo = 0, hi = epsilon_bun_steinke(rho, delta);
+  while (delta_of_rho(rho, hi) > delta) hi *= 2;
+  while (hi - lo > std::ldexp(hi, -32)) {
+    const double mid = lo + (hi - lo) / 2;
+    (delta_of_rho(rho, mid) > delta ? lo : hi) = mid;
+  }
+  return hi;  // delta_of_rho(rho, hi) <= delta, as checked
+}
+
+namespace {
+
+// A history reduced to what the two accountings need.
+struct Summary {
+  __float128 eps = 0;        // pure and approximate entries
+  __float128 delta = 0;      // approximate entries
+  __float128 rho = 0;        // Gaussian rho + eps^2/2 of pure and approximate
+  std::map<double, std::uint64_t> gaussians;  // rho -> count
+  std::uint64_t n_gaussian = 0;
+
+  void add(const Entry& e, std::uint64_t count) {
+    if (count == 0) return;
+    const __float128 n = static_cast<__float128>(count);
+    switch (e.kind) {
+      case Entry::Kind::pure:
+        check_positive(e.eps, "eps");
+        eps += n * e.eps;
+        rho += n * rho_of_pure(e.eps);
+        break;
+      case Entry::Kind::approximate:
+        check_positive(e.eps, "eps");
+        check(e.delta >= 0 && e.delta < 1, "delta", "in [0, 1)", e.delta);
+        eps += n * e.eps;
+        delta += n * e.delta;
+        rho += n * rho_of_pure(e.eps);
+        break;
+      case Entry::Kind::gaussian:
+        check_positive(e.rho, "rho");
+        rho += n * e.rho;
+        gaussians[e.rho] += count;
+        n_gaussian += count;
+        break;
+    }
+  }
+};
+
+Accounting evaluate(const Summary& s, const Budget& b) {
+  check_positive(b.eps, "eps");
+  check(b.delta >= 0 && b.delta < 1, "delta", "in [0, 1)", b.delta);
+  Accounting a;
+  // Basic composition.
+  __float128 eps = s.eps;
+  double delta_spent = up(s.delta);
+  if (s.n_gaussian > 0) {
+    const __float128 left = __float128(b.delta) - s.delta;
+    const double share = down(left / static_cast<__float128>(s.n_gaussian));
+    if (share > 0) {
+      for (const auto& [rho, count] : s.gaussians)
+        eps += static_cast<__float128>(count) * epsilon_of_rho(rho, share);
+      delta_spent = up(s.delta + static_cast<__float128>(s.n_gaussian) * share);
+      a.basic_eps = up(eps);
+    } else {
+      a.basic_eps = kInf;
+    }
+  } else {
+    a.basic_eps = up(eps);
+  }
+  a.basic_delta = delta_spent;
+  a.basic_fits = a.basic_eps <= b.eps && a.basic_delta <= b.delta;
+  // zCDP.
+  a.rho_total = up(s.rho);
+  if (std::isfinite(a.rho_total)) {
+    a.zcdp_delta = up(s.delta + __float128(delta_of_rho(a.rho_total, b.eps)));
+  } else {
+    a.zcdp_delta = 1;
+  }
+  a.zcdp_fits = a.zcdp_delta <= b.delta;
+  return a;
+}
+
+}  // namespace
+
+Accounting account(const std::vector<Entry>& history, const Budget& budget) {
+  Summary s;
+  for (const Entry& e : history) s.add(e, 1);
+  return evaluate(s, budget);
+}
+
+Accounting account(const std::vector<Entry>& history, const Entry& extra, std::uint64_t count,
+                   const Budget& budget) {
+  Summary s;
+  for (const Entry& e : history) s.add(e, 1);
+  s.add(extra, count);
+  return evaluate(s, budget);
+}
+
+std::uint64_t further_releases(const std::vector<Entry>& history, const Entry& extra, const Budget& budget,
+                               std::uint64_t max_count) {
+  auto fits = [&](std::uint64_t n) { return account(history, extra, n, budget).fits(); };
+  if (max_count == 0 || !fits(1)) return 0;
+  // fits(n) is monotone: each entry only adds eps, delta or rho, and in the
+  // basic accounting shrinks the other Gaussians' delta shares.
+  std::uint64_t lo = 1, hi = 2;  // fits(lo), hi untested
+  while (hi <= max_count && fits(hi)) {
+    lo = hi;
+    if (hi > max_count / 2) { hi = max_count + 1; break; }
+    hi *= 2;
+  }
+  if (hi > max_count) {
+    if (fits(max_count)) return max_count;
+    hi = max_count;
+  }
+  while (hi - lo > 1) {  // fits(lo), !fits(hi)
+    const std::uint64_t mid = lo + (hi - lo) / 2;
+    (fits(mid) ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+double sigma2_for_further(const std::vector<Entry>& history, std::uint64_t k, double delta2,
+                          const Budget& budget) {
+  check_positive(delta2, "delta2");
+  if (k == 0) throw std::invalid_argument("k must be at least 1, but is 0");
+  auto fits = [&](double sigma2) {
+    return account(history, Entry::gaussian(rho_of_gaussian(delta2, sigma2)), k, budget).fits();
+  };
+  // Larger sigma, smaller rho: fits is monotone in sigma2. Search on a log scale.
+  double hi = delta2 * delta2;
+  while (!fits(hi)) {
+    if (hi > 1e300) return kInf;
+    hi *= 4;
+  }
+  double lo = hi;
+  while (lo > 1e-300 && fits(lo)) lo /= 4;
+  if (fits(lo)) return lo;
+  while (hi - lo > std::ldexp(hi, -30)) {  // !fits(lo), fits(hi)
+    const double mid = hi / lo > 4 ? std::sqrt(lo) * std::sqrt(hi) : lo + (hi - lo) / 2;
+    (fits(mid) ? hi : lo) = mid;
+  }
+  return hi;
+}
+
+}  // namespace optdp::zcdp

@@ -1,0 +1,97 @@
+// optdp core: zero-concentrated differential privacy (zCDP) accounting.
+//
+// Every formula, its reference and why each rounding is on the safe side are
+// in docs/accounting.md. In short:
+//   * a Gaussian (or discrete Gaussian) release with L2 sensitivity Delta and
+//     noise parameter sigma is rho-zCDP with rho = Delta^2 / (2 sigma^2)
+//     (Bun and Steinke 2016, Proposition 1.6; Canonne, Kamath and Steinke 2020,
+//     Theorem 14 for the discrete Gaussian);
+//   * a pure eps-DP release is (eps^2 / 2)-zCDP (Bun and Steinke, Proposition 1.4);
+//     an (eps, delta)-DP release (partition selection) is delta-approximately
+//     (eps^2 / 2)-zCDP (docs/accounting.md, "Approximate steps");
+//   * rho-zCDP implies (eps, delta(eps))-DP with the tight conversion
+//     delta(eps) = min_{alpha > 1} exp((alpha - 1)(alpha rho - eps)) (alpha - 1)^(alpha - 1) / alpha^alpha
+//     (Canonne, Kamath and Steinke, Corollary 13).
+// Every function returns a value rounded toward the safe side: privacy costs
+// (rho, delta, eps) up, noise (sigma^2) up, counts of releases down.
+// Arguments are checked; a bad one throws std::invalid_argument with
+// "<argument> must be ..., but is X".
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace optdp::zcdp {
+
+// rho = Delta^2 / (2 sigma^2), rounded up. delta2 (the L2 sensitivity Delta)
+// and sigma2 must be finite and > 0.
+double rho_of_gaussian(double delta2, double sigma2);
+// The smallest sigma^2 (a double) with rho_of_gaussian(delta2, sigma2) <= rho.
+double sigma2_for_rho(double rho, double delta2);
+// eps^2 / 2, rounded up; eps finite and >= 0.
+double rho_of_pure(double eps);
+
+// The tight conversion: delta(eps) for rho-zCDP, rounded up, in [0, 1]. The
+// minimising alpha is found numerically (the exponent is convex in alpha);
+// the value returned is the bound at the alpha found, evaluated in binary128
+// and rounded up, so it is a valid delta whatever the accuracy of the search.
+// rho >= 0 and eps >= 0, both finite.
+double delta_of_rho(double rho, double eps);
+// The inverse: an eps with delta_of_rho(rho, eps) <= delta (checked with the
+// rounded-up delta_of_rho itself), at most a relative 2^-32 above the smallest
+// such eps (bisection; docs/accounting.md). delta in (0, 1).
+double epsilon_of_rho(double rho, double delta);
+// Bun and Steinke's simpler bound eps = rho + 2 sqrt(rho ln(1/delta)), rounded
+// up (for comparison: it is never below epsilon_of_rho).
+double epsilon_bun_steinke(double rho, double delta);
+
+// One release in the ledger's history.
+struct Entry {
+  enum class Kind { pure, approximate, gaussian };
+  Kind kind = Kind::pure;
+  double eps = 0;    // pure and approximate
+  double delta = 0;  // approximate (partition selection)
+  double rho = 0;    // gaussian
+  static Entry pure(double eps) { return {Kind::pure, eps, 0, 0}; }
+  static Entry approximate(double eps, double delta) { return {Kind::approximate, eps, delta, 0}; }
+  static Entry gaussian(double rho) { return {Kind::gaussian, 0, 0, rho}; }
+};
+
+struct Budget {
+  double eps = 0;    // > 0
+  double delta = 0;  // in [0, 1)
+};
+
+// Both accountings of a history against a budget. Each is a valid (eps, delta)
+// bound on the whole history, so the history is within the budget when either
+// fits (docs/accounting.md, "Taking the better of two bounds").
+struct Accounting {
+  // Basic composition: every entry converted to (eps, delta) alone; each
+  // Gaussian entry gets an equal share of the delta the approximate entries leave.
+  bool basic_fits = false;
+  double basic_eps = 0;    // sum of eps (Gaussian entries at their share), rounded up; inf if no delta is left for them
+  double basic_delta = 0;  // sum of the approximate entries' delta (+ the Gaussians' shares when there are any)
+  // zCDP: rho_total converted tightly at eps = budget.eps, plus the approximate entries' delta.
+  bool zcdp_fits = false;
+  double rho_total = 0;    // sum rho_j + sum eps_i^2 / 2, rounded up
+  double zcdp_delta = 0;   // sum delta_k + delta_of_rho(rho_total, budget.eps), rounded up
+  bool fits() const { return basic_fits || zcdp_fits; }
+};
+
+Accounting account(const std::vector<Entry>& history, const Budget& budget);
+// The same with `count` further copies of `extra` appended.
+Accounting account(const std::vector<Entry>& history, const Entry& extra, std::uint64_t count,
+                   const Budget& budget);
+
+// How many further releases like `extra` fit: the largest n <= max_count with
+// account(history, extra, n, budget).fits() (0 when even the history alone does not fit).
+std::uint64_t further_releases(const std::vector<Entry>& history, const Entry& extra, const Budget& budget,
+                               std::uint64_t max_count = 1000000000);
+// The sigma^2 that k >= 1 further Gaussian releases of L2 sensitivity delta2
+// each need to fit: the smallest found (to a relative 2^-30) with
+// account(history, gaussian(rho_of_gaussian(delta2, sigma2)), k, budget).fits();
+// +inf when no sigma fits (the history alone exhausts the budget).
+double sigma2_for_further(const std::vector<Entry>& history, std::uint64_t k, double delta2,
+                          const Budget& budget);
+
+}  // namespace optdp::zcdp
