@@ -19,6 +19,8 @@ its neighbour without patient 17 where that matters:
   a charged release whose reading fails gives one fixed message and stays
   charged.
 - TestHeapLimit: refused under a hard heap limit, with or without a matching row.
+- TestAggregatesHeapLimit, TestAggregatesChargeFirst: the same for every
+  randomised aggregate, and their charge comes with the first row.
 - TestMemoryBound: one unit with 200,000 keys and max_rows=1000 releases
   within a 1 GiB address space (before, R slots per key: 1.6 GB).
 """
@@ -221,6 +223,58 @@ class TestHeapLimit(HospitalCase):
             self.assertEqual(got, [])
             self.assertEqual(err, "private_groups: refused while a hard heap limit is set (PRAGMA "
                                   "hard_heap_limit): whether memory runs out could depend on the rows")
+
+
+AGGREGATES = ["private_count(0.5)", "private_count(age, 0.5)", "staircase_sum(age, 1.0, 0, 100)",
+              "laplace_sum(age, 1.0, 0, 100)", "private_avg(age, 1.0, 0, 100)", "private_var(age, 1.0, 0, 100)",
+              "private_stddev(age, 1.0, 0, 100)", "private_median(age, 0.001, 0, 4095)",
+              "private_quantile(age, 0.25, 1.0, 0, 100)", "private_select(ward, age, 1.0)",
+              "private_count_levels(0.2, 0.5)", "private_count_levels_of(age, 0.2, 0.5)"]
+
+
+class TestAggregatesHeapLimit(HospitalCase):
+    # Before: under PRAGMA hard_heap_limit = 340000, private_median(age, 0.001, 0, 4095) over patient 5
+    # failed with out-of-memory when the row matched (its buckets were allocated by the first row) and
+    # released when it did not. Now every aggregate is refused on both paths. (Own class: the limit is
+    # the process's and cannot be lifted.)
+    def test_every_aggregate_refused_with_and_without_rows(self):
+        self.run_sql("pragma hard_heap_limit = 340000")
+        for agg in AGGREGATES:
+            with self.subTest(agg=agg):
+                errs = set()
+                for where in ("id = 5", "id = -1"):
+                    got, err = lib.receive(self.db, "select %s from patients where %s" % (agg, where))
+                    self.assertEqual(got, [])
+                    errs.add(err)
+                name = agg.split("(")[0]
+                self.assertEqual(errs, {name + ": refused while a hard heap limit is set (PRAGMA hard_heap_limit): "
+                                               "whether memory runs out could depend on the rows"})
+
+
+class TestAggregatesChargeFirst(HospitalCase):
+    # The ledger is charged when a release begins (its first row), before any
+    # row is added: a function in x sees, from the second row on, the entry
+    # of the release it is feeding. Before, the charge came in the final step.
+    def test_charged_before_the_second_row(self):
+        self.run_sql("select dp_ledger_attach(?, 100.0)", (self.ledger,))
+        seen = []
+
+        def probe(x):
+            with sqlite3.connect(self.ledger) as other:
+                seen.append(other.execute("select count(*) from optdp_charges").fetchone()[0])
+            return x
+
+        self.db.create_function("probe", 1, probe)
+        for agg in AGGREGATES:
+            if "(age" not in agg and "(ward" not in agg:
+                continue
+            with self.subTest(agg=agg):
+                seen.clear()
+                before = self.all("select count(*) from dp_ledger_entries()")[0][0]
+                call = agg.replace("(age", "(probe(age)", 1).replace("(ward, age", "(probe(ward), age", 1)
+                got, err = lib.receive(self.db, "select %s from patients where id <= 3" % call)
+                self.assertIsNone(err)
+                self.assertEqual(seen, [before, before + 1, before + 1])
 
 
 CHILD = r"""
