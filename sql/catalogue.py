@@ -504,6 +504,20 @@ def private_groups_probes():
             text("syntax error", "SELEC 1", expect='rows_query does not prepare: near "SELEC": syntax error'),
             text("no such table", "SELECT a, b FROM nowhere ORDER BY 1",
                  expect="rows_query does not prepare: no such table: nowhere"),
+            # Checked when prepared on optdp's own connection (docs/boundary.md, "Queries optdp runs").
+            text("a function off the allow-list", "SELECT 1, abs(-1) ORDER BY 1",
+                 expect="rows_query must not call abs() (optdp runs only functions that cannot fail on a value or "
+                        "quote one: docs/boundary.md)"),
+            text("LIKE (a function)", "SELECT 1, 'a' LIKE 'a' ORDER BY 1",
+                 expect="rows_query must not call like() (optdp runs only functions that cannot fail on a value or "
+                        "quote one: docs/boundary.md)"),
+            text("a recursive CTE", "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3) "
+                 "SELECT x, x FROM c ORDER BY 1",
+                 expect="rows_query must not use a recursive CTE (its time and memory could depend on the rows)"),
+            text("optdp's own function", "SELECT 1, dp_version() ORDER BY 1",
+                 expect="rows_query does not prepare: no such function: dp_version"),
+            text("a virtual table", "SELECT key, value FROM json_each('[1]') ORDER BY 1",
+                 expect="rows_query does not prepare: no such table: json_each"),
         ],
         "options": [
             V("NULL (the defaults)", "NULL", "null", None, expect="ok"),
