@@ -8,7 +8,9 @@
 // ORDER BY 1, so that each unit's rows arrive together; units are INTEGERs
 // (rows whose unit is not an INTEGER are skipped). keys_query returns one
 // column of public keys; without it, keys are chosen by partition selection.
-// Only the two queries given as arguments are prepared and run.
+// Only the two queries given as arguments are prepared and run, on optdp's
+// own read-only connection, checked by the allow-list when prepared
+// (guarded.hpp, docs/boundary.md "Queries optdp runs").
 #include <algorithm>
 #include <cstring>
 #include <memory>

@@ -3,7 +3,8 @@
 **
 **   .load ./optdp
 **   SELECT private_count(0.5) FROM patients WHERE smoker;        -- count + geometric noise
-**   SELECT private_count(dp_alpha(1.0)) FROM patients;           -- the same at epsilon = 1
+**   SELECT private_count(0.36787944117144233) FROM patients;     -- epsilon = 1 (alpha = dp_alpha(1.0);
+**                                                                -- parameters are literals or bound)
 **   SELECT k.ward, private_count(p.id, 0.5)                      -- every public key gets a value
 **     FROM wards k LEFT JOIN patients p ON p.ward = k.ward GROUP BY k.ward;
 **   SELECT dp_seed(42);                                          -- reproducible noise (tests only)
