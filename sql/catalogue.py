@@ -1234,7 +1234,25 @@ FUNCTIONS = [
        notes="The reference calls the argument n; the messages call it seed."),
     Fn("dp_rng", "scalar", [], [0], lambda sig: []),
     Fn("dp_version", "scalar", [], [0], lambda sig: []),
+    # Switches the connection into analyst mode (for good): isolated cases.
+    Fn("dp_analyst_mode", "scalar", [("tables", "'t'", "table names separated by commas")], [1],
+       lambda sig: [text_type("tables", "table names separated by commas"), ("tables", analyst_tables_check)],
+       isolated=True,
+       probes={"tables": [text("two tables", "t, e"), text("no table", " , ",
+                               expect="tables must name at least one private table, but names none"),
+                          text("a missing table", "t, nowhere",
+                               expect="tables must name tables of the main database, but 'nowhere' is not one")]}),
+    Fn("dp_analyst_refusal", "scalar", [], [0], lambda sig: [], valid=False),  # NULL until a refusal
 ]
+
+
+def analyst_tables_check(v, call):
+    names = [n.strip() for n in v.py.split(",") if n.strip()]
+    if not names:
+        return "tables must name at least one private table, but names none"
+    for n in names:
+        if n.lower() not in ("t", "e"):
+            return "tables must name tables of the main database, but '%s' is not one" % n
 
 
 def path_check(v, call):
@@ -1950,6 +1968,8 @@ def special_cases():
             add_both(fn, "bounds/%s" % what, "upper", what, "%s(x, 1.0, %s)" % (fn, bounds), expect)
     add("dp_rng", "valid", None, "valid", "SELECT dp_rng()", {"ok": True})
     add("dp_version", "valid", None, "valid", "SELECT dp_version()", {"ok": True})
+    add("dp_analyst_refusal", "before any refusal", None, "valid", "SELECT dp_analyst_refusal()",
+        {"rows": [["NULL"]]}, isolated=True, setup=["SELECT dp_analyst_mode('t')"])
     return c
 
 

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "sqlite/params.hpp"
+#include "sqlite/analyst.hpp"
 #include "sqlite/guarded.hpp"
 #include "sqlite/ledger.hpp"
 
@@ -95,6 +96,11 @@ std::optional<std::int64_t> Connection::charge(const char* function, double epsi
   check_ledger_not_shadowed();
   const std::string sql = running_sql(db_, function);
   return ledger_->charge(function, epsilon, delta, sql.empty() ? nullptr : sql.c_str(), released_keys);
+}
+
+AnalystMode& Connection::analyst_mode() {
+  if (!analyst_) analyst_ = std::make_unique<AnalystMode>();
+  return *analyst_;
 }
 
 void Connection::record_released_keys(std::optional<std::int64_t> id, std::int64_t released_keys) {

@@ -28,6 +28,7 @@ namespace optdp::sql {
 
 class Ledger;
 class GuardedDb;
+struct AnalystMode;
 
 class Connection {
  public:
@@ -53,6 +54,10 @@ class Connection {
                                      std::optional<std::int64_t> released_keys = std::nullopt);
   // Records released_keys in entry `id` (nothing without a ledger).
   void record_released_keys(std::optional<std::int64_t> id, std::int64_t released_keys);
+
+  // Analyst mode (analyst.hpp), created when first switched on.
+  AnalystMode& analyst_mode();
+  bool has_analyst_mode() const { return analyst_ != nullptr; }
 
   // optdp's own connection for the queries it is given (guarded.hpp), kept.
   std::unique_ptr<GuardedDb>& guarded_cache() { return guarded_; }
@@ -102,6 +107,7 @@ class Connection {
   StatementCache statement_cache_;
   std::unique_ptr<LevelChain> levels_cache_;
   std::unique_ptr<GuardedDb> guarded_;
+  std::unique_ptr<AnalystMode> analyst_;
   int refs_ = 0;
 };
 

@@ -85,6 +85,10 @@ void dp_delta_remaining_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv)
 void dp_delta_spent_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
 extern const TableFunction kLedgerEntries;
 
+// analyst.cpp: dp_analyst_mode(tables), dp_analyst_refusal()
+void dp_analyst_mode_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
+void dp_analyst_refusal_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
+
 // scalars.cpp
 void dp_alpha(sqlite3_context* ctx, int argc, sqlite3_value** argv);
 void dp_epsilon(sqlite3_context* ctx, int argc, sqlite3_value** argv);

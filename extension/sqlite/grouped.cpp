@@ -22,6 +22,7 @@
 
 #include "core/grouped.hpp"
 #include "core/privacy.hpp"
+#include "sqlite/analyst.hpp"
 #include "sqlite/args.hpp"
 #include "sqlite/connection.hpp"
 #include "sqlite/functions.hpp"
@@ -195,6 +196,10 @@ std::string_view identity(const KeyView& k, char (&buf)[8]) {
   return k.type == SQLITE_NULL ? std::string_view() : k.bytes;
 }
 
+bool reads_public_only(void* mode, const char* schema, const char* table) {
+  return !is_private_table(*static_cast<const AnalystMode*>(mode), table, schema);
+}
+
 // The release, in the order docs/boundary.md requires: every parameter from
 // the arguments alone; both queries prepared and checked on optdp's own
 // connection (guarded.hpp) before any row is read; the charge; only then the
@@ -228,7 +233,9 @@ std::unique_ptr<RowSource> open_private_groups(sqlite3_value** argv, Connection&
   const GroupedPlan plan(epsilon, options, has_value, private_keys);
   Stmt ks;
   if (!private_keys) {
-    ks = guarded.prepare(keys_query, "keys_query");
+    // Keys must be public: in analyst mode, keys_query may not read a private table.
+    ks = conn.has_analyst_mode() ? guarded.prepare(keys_query, "keys_query", reads_public_only, &conn.analyst_mode())
+                                 : guarded.prepare(keys_query, "keys_query");
     if (sqlite3_column_count(ks.get()) != 1)
       throw std::invalid_argument("keys_query must return 1 column, but returns " +
                                   std::to_string(sqlite3_column_count(ks.get())));

@@ -23,8 +23,11 @@ GuardedDb::GuardedDb(const std::string& path) : path_(path) {
 
 GuardedDb::~GuardedDb() { sqlite3_close_v2(db_); }
 
-Stmt GuardedDb::prepare(std::string_view text, const char* what) {
+Stmt GuardedDb::prepare(std::string_view text, const char* what,
+                        bool (*may_read)(void* self, const char* schema, const char* table), void* self) {
   check_ = QueryCheck{};
+  check_.may_read = may_read;
+  check_.may_read_self = self;
   sqlite3_stmt* raw = nullptr;
   const char* tail = nullptr;
   const int rc = sqlite3_prepare_v3(db_, text.data(), static_cast<int>(text.size()), SQLITE_PREPARE_NO_VTAB, &raw,

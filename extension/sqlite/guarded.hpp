@@ -39,7 +39,9 @@ class GuardedDb {
   // Prepares `text`, the argument `what`, which must be one read-only query
   // that the allow-list admits (no virtual table). Throws
   // std::invalid_argument("<what> ...") naming what was refused.
-  Stmt prepare(std::string_view text, const char* what);
+  // may_read (with self): as QueryCheck's, e.g. to refuse private tables.
+  Stmt prepare(std::string_view text, const char* what,
+               bool (*may_read)(void* self, const char* schema, const char* table) = nullptr, void* self = nullptr);
 
  private:
   std::string path_;

@@ -14,11 +14,14 @@
 ** scalars.cpp, ...). The reference is sql/reference.md.
 */
 #include <array>
+#include <cctype>
+#include <string_view>
 #include <new>
 #include <span>
 
 #include "core/levels.hpp"
 #include "optdp/optdp.h"  // the entry point's public declaration: checked against its definition here
+#include "sqlite/analyst.hpp"
 #include "sqlite/api.hpp"
 #include "sqlite/connection.hpp"
 #include "sqlite/functions.hpp"
@@ -88,6 +91,8 @@ constexpr Function kFunctions[] = {
     {"dp_delta_remaining", 0, kStateful, dp_delta_remaining_fn, nullptr, nullptr},
     {"dp_delta_spent", 0, kStateful, dp_delta_spent_fn, nullptr, nullptr},
     {"dp_rng", 0, kStateful, dp_rng, nullptr, nullptr},
+    {"dp_analyst_mode", 1, kDirectOnly, dp_analyst_mode_fn, nullptr, nullptr},
+    {"dp_analyst_refusal", 0, kStateful, dp_analyst_refusal_fn, nullptr, nullptr},
 };
 
 // Parameter names of the randomised aggregates (params.hpp).
@@ -145,6 +150,19 @@ int register_all(sqlite3* db, char** pzErrMsg) {
 }
 
 }  // namespace
+
+bool is_optdp_function(std::string_view name) {
+  auto same = [&](const char* f) {
+    const std::string_view n(f);
+    if (n.size() != name.size()) return false;
+    for (std::size_t i = 0; i < n.size(); ++i)
+      if (std::tolower(static_cast<unsigned char>(name[i])) != n[i]) return false;
+    return true;
+  };
+  for (const Function& f : kFunctions)
+    if (same(f.name)) return true;
+  return same("private_count_levels") || same("private_count_levels_of");
+}
 
 std::span<const ReleaseForm> release_forms() {
   static const auto forms = [] {

@@ -25,6 +25,25 @@ extern "C" {
  * program may pass NULL. */
 int sqlite3_optdp_init(sqlite3* db, char** pzErrMsg, const sqlite3_api_routines* pApi);
 
+/* Analyst mode (docs/boundary.md, "Analyst mode"), for hosts that take SQL
+ * from analysts: from now on (and never again off) the tables named in
+ * private_tables (comma-separated, in main) can be read on db only through
+ * private_groups, and every statement prepared on db is checked by optdp's
+ * authorizer (functions from optdp's allow-list and optdp's own; no
+ * recursive CTE, PRAGMA, ATTACH; no write, DDL or trigger on a private table).
+ * SQLite keeps one authorizer per connection: pass the application's own as
+ * app_authorizer (with app_data), and optdp consults it after its own
+ * decision; calling sqlite3_set_authorizer on db afterwards switches the
+ * mode's checks off. optdp must be registered on db. Returns SQLITE_OK, or
+ * SQLITE_ERROR with a message in *pzErrMsg (free it with sqlite3_free). */
+int optdp_analyst_mode(sqlite3* db, const char* private_tables,
+                       int (*app_authorizer)(void*, int, const char*, const char*, const char*, const char*),
+                       void* app_data, char** pzErrMsg);
+
+/* Why analyst mode refused the last statement it refused on db (SQLite's own
+ * error says only "not authorized"), or NULL. Valid until the next refusal. */
+const char* optdp_analyst_refusal(sqlite3* db);
+
 #ifdef __cplusplus
 }
 #endif
