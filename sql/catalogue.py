@@ -1239,7 +1239,7 @@ FUNCTIONS = [
        lambda sig: [text_type("tables", "table names separated by commas"), ("tables", analyst_tables_check)],
        isolated=True,
        probes={"tables": [text("two tables", "t, e"), text("no table", " , ",
-                               expect="tables must name at least one private table, but names none"),
+                               expect="tables must name at least one private table (it names none)"),
                           text("a missing table", "t, nowhere",
                                expect="tables must name tables of the main database, but 'nowhere' is not one")]}),
     Fn("dp_analyst_refusal", "scalar", [], [0], lambda sig: [], valid=False),  # NULL until a refusal
@@ -1249,7 +1249,7 @@ FUNCTIONS = [
 def analyst_tables_check(v, call):
     names = [n.strip() for n in v.py.split(",") if n.strip()]
     if not names:
-        return "tables must name at least one private table, but names none"
+        return "tables must name at least one private table (it names none)"
     for n in names:
         if n.lower() not in ("t", "e"):
             return "tables must name tables of the main database, but '%s' is not one" % n

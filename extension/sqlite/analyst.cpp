@@ -127,7 +127,7 @@ void enable_analyst_mode(Connection& conn, std::string_view tables, Authorizer a
       throw std::invalid_argument("tables must name tables of the main database, but '" + name + "' is not one");
     names.insert(lower(name));
   }
-  if (names.empty()) throw std::invalid_argument("tables must name at least one private table, but names none");
+  if (names.empty()) throw std::invalid_argument("tables must name at least one private table (it names none)");
   AnalystMode& m = conn.analyst_mode();
   m.private_tables.insert(names.begin(), names.end());
   if (app) {
