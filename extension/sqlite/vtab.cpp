@@ -66,8 +66,13 @@ int x_disconnect(sqlite3_vtab* vtab) {
   return SQLITE_OK;
 }
 
-// idxNum: bit k set when argument k has a usable equality constraint; the
-// arguments arrive in xFilter in argument order.
+// idxNum: bit k set when argument k has a usable equality constraint, and bit
+// kLiteralShift + k when its value is a constant SQLite knows when the
+// statement is prepared (sqlite3_vtab_rhs_value: a literal, not a column of
+// another table nor a bound parameter); the arguments arrive in xFilter in
+// argument order.
+constexpr int kLiteralShift = 16;
+
 int x_best_index(sqlite3_vtab* base, sqlite3_index_info* info) try {
   const auto* vtab = reinterpret_cast<VTab*>(base);
   const TableFunction& fn = *vtab->module->fn;
@@ -89,6 +94,8 @@ int x_best_index(sqlite3_vtab* base, sqlite3_index_info* info) try {
     const int c = usable[static_cast<std::size_t>(k)];
     if (c < 0) continue;
     idx |= 1 << k;
+    sqlite3_value* known = nullptr;
+    if (sqlite3_vtab_rhs_value(info, c, &known) == SQLITE_OK && known) idx |= 1 << (kLiteralShift + k);
     info->aConstraintUsage[c].argvIndex = ++argv_index;
     info->aConstraintUsage[c].omit = 1;
   }
@@ -129,15 +136,20 @@ int x_filter(sqlite3_vtab_cursor* base, int idx, const char*, int argc, sqlite3_
   auto* cur = reinterpret_cast<Cursor*>(base);
   auto* vtab = reinterpret_cast<VTab*>(base->pVtab);
   const TableFunction& fn = *vtab->module->fn;
+  bool shown = true;
   try {
     cur->rows.reset();
     cur->args.clear();
     cur->rowid = 0;
     std::vector<sqlite3_value*> params(fn.params.size(), nullptr);
     int a = 0;
+    shown = true;
     for (std::size_t k = 0; k < fn.params.size(); ++k) {
       if (!(idx & (1 << k))) continue;
       if (a >= argc) throw std::logic_error("argument count mismatch");
+      // A message may quote the arguments only if none can be a row's value:
+      // each a literal known when the statement was prepared, or bound.
+      if (!(idx & (1 << (kLiteralShift + static_cast<int>(k)))) && !sqlite3_value_frombind(argv[a])) shown = false;
       ValuePtr v(sqlite3_value_dup(argv[a++]));
       if (!v) throw std::bad_alloc();
       params[k] = v.get();
@@ -145,13 +157,20 @@ int x_filter(sqlite3_vtab_cursor* base, int idx, const char*, int argc, sqlite3_
       cur->args[k] = std::move(v);
     }
     cur->args.resize(fn.params.size());
-    if (fn.release) check_release_shape(vtab->module->conn->db(), fn.name, fn.params);
+    if (fn.release) {
+      // Its messages quote the statement's text, never a value: shown as they are.
+      try {
+        check_release_shape(vtab->module->conn->db(), fn.name, fn.params);
+      } catch (const std::invalid_argument& e) {
+        return fail(&vtab->base, fn.name, e.what());
+      }
+    }
     cur->rows = fn.open(params.data(), *vtab->module->conn);
     return SQLITE_OK;
   } catch (const std::bad_alloc&) {
     return SQLITE_NOMEM;
   } catch (const std::exception& e) {
-    return fail(&vtab->base, fn.name, e.what());
+    return fail(&vtab->base, fn.name, shown ? e.what() : hide_values(e.what()).c_str());
   } catch (...) {
     return fail(&vtab->base, fn.name, "internal error");
   }

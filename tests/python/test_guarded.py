@@ -277,6 +277,25 @@ class TestAggregatesChargeFirst(HospitalCase):
                 self.assertEqual(seen, [before, before + 1, before + 1])
 
 
+class TestTableFunctionMessages(lib.OptdpTestCase):
+    # A table function's argument can be a row's value: its message quotes
+    # the value only when it is a literal known when the statement is
+    # prepared or a bound parameter. Before, FROM t, geometric_matrix(t.n, 0.5)
+    # quoted t.n.
+    def test_a_rows_value_is_not_quoted(self):
+        self.run_sql("create table t(n, a)")
+        self.run_sql("insert into t values (5000001, 78742.5)")
+        shown = "geometric_matrix: n must be an integer in [0, 5000], but is 5000001"
+        hidden = "geometric_matrix: n must be an integer in [0, 5000], but is a value not shown (it may be a row's)"
+        self.assertError("select * from geometric_matrix(5000001, 0.5)", shown)
+        self.assertError("select * from geometric_matrix(?, 0.5)", shown, (5000001,))
+        self.assertError("select * from t, geometric_matrix(t.n, 0.5)", hidden)
+        self.assertError("select * from geometric_matrix((select n from t), 0.5)", hidden)
+        err = self.error_of("select * from t, staircase_pmf(-t.a, 1, -2, 2)")
+        self.assertNotIn("78742", err)
+        self.assertIn("not shown", err)
+
+
 CHILD = r"""
 import resource, sqlite3, sys
 resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
