@@ -18,6 +18,7 @@
 #include <string_view>
 #include <new>
 #include <span>
+#include <vector>
 
 #include "core/levels.hpp"
 #include "optdp/optdp.h"  // the entry point's public declaration: checked against its definition here
@@ -47,6 +48,8 @@ constexpr int kStateful = SQLITE_UTF8;
 constexpr int kRelease = SQLITE_UTF8 | SQLITE_DIRECTONLY;
 constexpr int kDirectOnly = SQLITE_UTF8 | SQLITE_DIRECTONLY;  // changes connection state
 
+// One registration. A randomised aggregate (a release form, params.hpp) also
+// names its parameters: arguments first.. of the call, and their check.
 struct Function {
   const char* name;
   int nargs;
@@ -54,24 +57,35 @@ struct Function {
   Scalar scalar;  // scalar function, or
   Scalar step;    // aggregate step and
   Final final;    // final
+  int first = 0;
+  const char* const* names = nullptr;  // nullptr: not a release form
+  void (*check)(const std::vector<Param>&) = nullptr;
 };
 
+// Parameter names of the randomised aggregates (params.hpp).
+constexpr const char* kAlpha[] = {"alpha"};
+constexpr const char* kSum3[] = {"eps", "delta"};
+constexpr const char* kSum45[] = {"eps", "lower", "upper", "cost"};
+constexpr const char* kSelect[] = {"eps", "sensitivity", "method"};
+constexpr const char* kQuantile[] = {"q", "eps", "lower", "upper"};
+constexpr const char* kBounded[] = {"eps", "lower", "upper"};  // private_median, private_avg/var/stddev
+
 constexpr Function kFunctions[] = {
-    {"private_count", 1, kRelease, nullptr, private_count_step<1>, private_count_final1},
-    {"private_count", 2, kRelease, nullptr, private_count_step<2>, private_count_final2},
-    {"staircase_sum", 3, kRelease, nullptr, staircase_sum_step, staircase_sum_final3},
-    {"staircase_sum", 4, kRelease, nullptr, staircase_sum_step, staircase_sum_final4},
-    {"staircase_sum", 5, kRelease, nullptr, staircase_sum_step, staircase_sum_final5},
-    {"laplace_sum", 3, kRelease, nullptr, laplace_sum_step, laplace_sum_final3},
-    {"laplace_sum", 4, kRelease, nullptr, laplace_sum_step, laplace_sum_final4},
-    {"private_select", 3, kRelease, nullptr, private_select_step, private_select_final3},
-    {"private_select", 4, kRelease, nullptr, private_select_step, private_select_final4},
-    {"private_select", 5, kRelease, nullptr, private_select_step, private_select_final5},
-    {"private_quantile", 5, kRelease, nullptr, private_quantile_step, private_quantile_final},
-    {"private_median", 4, kRelease, nullptr, private_median_step, private_median_final},
-    {"private_avg", 4, kRelease, nullptr, private_avg_step, private_avg_final},
-    {"private_var", 4, kRelease, nullptr, private_var_step, private_var_final},
-    {"private_stddev", 4, kRelease, nullptr, private_stddev_step, private_stddev_final},
+    {"private_count", 1, kRelease, nullptr, private_count_step<1>, private_count_final1, 0, kAlpha, check_count_params},
+    {"private_count", 2, kRelease, nullptr, private_count_step<2>, private_count_final2, 1, kAlpha, check_count_params},
+    {"staircase_sum", 3, kRelease, nullptr, staircase_sum_step, staircase_sum_final3, 1, kSum3, check_sum_params},
+    {"staircase_sum", 4, kRelease, nullptr, staircase_sum_step, staircase_sum_final4, 1, kSum45, check_sum_params},
+    {"staircase_sum", 5, kRelease, nullptr, staircase_sum_step, staircase_sum_final5, 1, kSum45, check_sum_params},
+    {"laplace_sum", 3, kRelease, nullptr, laplace_sum_step, laplace_sum_final3, 1, kSum3, check_sum_params},
+    {"laplace_sum", 4, kRelease, nullptr, laplace_sum_step, laplace_sum_final4, 1, kSum45, check_sum_params},
+    {"private_select", 3, kRelease, nullptr, private_select_step, private_select_final3, 2, kSelect, check_select_params},
+    {"private_select", 4, kRelease, nullptr, private_select_step, private_select_final4, 2, kSelect, check_select_params},
+    {"private_select", 5, kRelease, nullptr, private_select_step, private_select_final5, 2, kSelect, check_select_params},
+    {"private_quantile", 5, kRelease, nullptr, private_quantile_step, private_quantile_final, 1, kQuantile, check_quantile_params},
+    {"private_median", 4, kRelease, nullptr, private_median_step, private_median_final, 1, kBounded, check_median_params},
+    {"private_avg", 4, kRelease, nullptr, private_avg_step, private_avg_final, 1, kBounded, check_moment_params},
+    {"private_var", 4, kRelease, nullptr, private_var_step, private_var_final, 1, kBounded, check_moment_params},
+    {"private_stddev", 4, kRelease, nullptr, private_stddev_step, private_stddev_final, 1, kBounded, check_moment_params},
     {"staircase_gamma", 2, kDeterministic, staircase_gamma_fn, nullptr, nullptr},
     {"noise_cost", 4, kDeterministic, noise_cost_fn, nullptr, nullptr},
     {"dp_sum_grid", 3, kDeterministic, dp_sum_grid_fn, nullptr, nullptr},
@@ -95,18 +109,28 @@ constexpr Function kFunctions[] = {
     {"dp_analyst_refusal", 0, kStateful, dp_analyst_refusal_fn, nullptr, nullptr},
 };
 
-// Parameter names of the randomised aggregates (params.hpp).
-constexpr const char* kAlpha[] = {"alpha"};
-constexpr const char* kSum3[] = {"eps", "delta"};
-constexpr const char* kSum45[] = {"eps", "lower", "upper", "cost"};
-constexpr const char* kSelect[] = {"eps", "sensitivity", "method"};
-constexpr const char* kQuantile[] = {"q", "eps", "lower", "upper"};
-constexpr const char* kBounded[] = {"eps", "lower", "upper"};  // private_median, private_avg/var/stddev
-
 // Every table-valued function (eponymous virtual table).
 const TableFunction* const kTables[] = {&kGeometricMatrix, &kDerivationMatrix, &kStaircasePmf, &kOptimalRemap,
                                         &kOptimalMechanism, &kMinimaxRemap, &kMinimaxMechanism, &kReleaseLevels, &kPrivateGroups,
                                         &kSelectionProbabilities, &kLedgerEntries};
+
+// Every function optdp registers: the table above, then
+// private_count_levels(alpha_1..alpha_k) and private_count_levels_of(x,
+// alpha_1..alpha_k) for k = 1..kMaxLevels. Registration and the release forms
+// (release_forms) are both derived from this one list.
+const std::vector<Function>& all_functions() {
+  static const std::vector<Function> all = [] {
+    std::vector<Function> f(std::begin(kFunctions), std::end(kFunctions));
+    for (int k = 1; k <= kMaxLevels; ++k) {
+      f.push_back({"private_count_levels", k, kRelease, nullptr, private_count_levels_step,
+                   private_count_levels_final(k), 0, level_param_names(), check_levels_params});
+      f.push_back({"private_count_levels_of", k + 1, kRelease, nullptr, private_count_levels_of_step,
+                   private_count_levels_of_final(k), 1, level_param_names(), check_levels_params});
+    }
+    return f;
+  }();
+  return all;
+}
 
 // Registers one function holding a reference to conn; on failure SQLite has
 // already called xDestroy (dropping that reference) and *pzErrMsg says why.
@@ -124,20 +148,9 @@ int register_all(sqlite3* db, char** pzErrMsg) {
   // reference held until every registration has taken its own.
   Connection* conn = Connection::for_db(db);
   int rc = SQLITE_OK;
-  for (const Function& f : kFunctions) {
+  for (const Function& f : all_functions()) {
     rc = register_function(db, f, conn, pzErrMsg);
     if (rc != SQLITE_OK) break;
-  }
-  // private_count_levels takes 1..16 levels, private_count_levels_of x and 1..16 levels.
-  for (int k = 1; k <= kMaxLevels && rc == SQLITE_OK; ++k) {
-    rc = register_function(
-        db, {"private_count_levels", k, kRelease, nullptr, private_count_levels_step, private_count_levels_final(k)},
-        conn, pzErrMsg);
-    if (rc == SQLITE_OK)
-      rc = register_function(db,
-                             {"private_count_levels_of", k + 1, kRelease, nullptr, private_count_levels_of_step,
-                              private_count_levels_of_final(k)},
-                             conn, pzErrMsg);
   }
   for (const TableFunction* t : kTables) {
     if (rc != SQLITE_OK) break;
@@ -159,37 +172,17 @@ bool is_optdp_function(std::string_view name) {
       if (std::tolower(static_cast<unsigned char>(name[i])) != n[i]) return false;
     return true;
   };
-  for (const Function& f : kFunctions)
+  for (const Function& f : all_functions())
     if (same(f.name)) return true;
-  return same("private_count_levels") || same("private_count_levels_of");
+  return false;
 }
 
 std::span<const ReleaseForm> release_forms() {
-  static const auto forms = [] {
-    constexpr std::size_t kFixed = 15;  // the forms listed here; the levels forms follow
-    std::array<ReleaseForm, kFixed + 2 * kMaxLevels> f = {{
-        {"private_count", 1, 0, kAlpha, check_count_params},
-        {"private_count", 2, 1, kAlpha, check_count_params},
-        {"staircase_sum", 3, 1, kSum3, check_sum_params},
-        {"staircase_sum", 4, 1, kSum45, check_sum_params},
-        {"staircase_sum", 5, 1, kSum45, check_sum_params},
-        {"laplace_sum", 3, 1, kSum3, check_sum_params},
-        {"laplace_sum", 4, 1, kSum45, check_sum_params},
-        {"private_select", 3, 2, kSelect, check_select_params},
-        {"private_select", 4, 2, kSelect, check_select_params},
-        {"private_select", 5, 2, kSelect, check_select_params},
-        {"private_quantile", 5, 1, kQuantile, check_quantile_params},
-        {"private_median", 4, 1, kBounded, check_median_params},
-        {"private_avg", 4, 1, kBounded, check_moment_params},
-        {"private_var", 4, 1, kBounded, check_moment_params},
-        {"private_stddev", 4, 1, kBounded, check_moment_params},
-    }};
-    for (int k = 1; k <= kMaxLevels; ++k) {
-      f[kFixed - 2 + static_cast<std::size_t>(2 * k)] = {"private_count_levels", k, 0, level_param_names(), check_levels_params};
-      f[kFixed - 1 + static_cast<std::size_t>(2 * k)] = {"private_count_levels_of", k + 1, 1, level_param_names(),
-                                                check_levels_params};
-    }
-    return f;
+  static const std::vector<ReleaseForm> forms = [] {
+    std::vector<ReleaseForm> r;
+    for (const Function& f : all_functions())
+      if (f.names) r.push_back({f.name, f.nargs, f.first, f.names, f.check});
+    return r;
   }();
   return forms;
 }
