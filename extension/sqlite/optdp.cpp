@@ -147,6 +147,7 @@ int register_all(sqlite3* db, char** pzErrMsg) {
   // The connection's state (the same one if optdp was loaded before), with one
   // reference held until every registration has taken its own.
   Connection* conn = Connection::for_db(db);
+  (void)release_forms();  // process-wide, built once at the first load rather than inside a release
   int rc = SQLITE_OK;
   for (const Function& f : all_functions()) {
     rc = register_function(db, f, conn, pzErrMsg);
