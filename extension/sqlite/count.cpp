@@ -2,84 +2,57 @@
 // group (rows with x IS NOT NULL in the two-argument form) plus two-sided
 // geometric(alpha) noise, an INTEGER. See sql/reference.md.
 //
-// alpha is read from the statement's text once per release (params.hpp), and
-// the ledger charged, by the first row or, when no row matched, by the final
-// call, before any row is counted; the rows only count.
+// The release sequence (read alpha, allocate, charge, count, add noise) is
+// Aggregate in release.hpp; this file says what is a count's own.
 #include <cstdint>
 #include <limits>
 
 #include "core/privacy.hpp"
 #include "core/samplers.hpp"
-#include "sqlite/args.hpp"
-#include "sqlite/connection.hpp"
 #include "sqlite/functions.hpp"
-#include "sqlite/params.hpp"
+#include "sqlite/release.hpp"
 
 namespace optdp::sql {
 
 namespace {
 
-constexpr const char* kName = "private_count";
-
-// Aggregate context: plain data, zeroed by SQLite on allocation.
-struct CountState {
-  std::int64_t rows;
-  double alpha;
-  bool begun;  // the release has begun (begin() ran)
-  bool ready;  // ... and its parameters were read and charged
-};
-
-double read_alpha(sqlite3_context* ctx, int argc) {
-  return alpha_param(read_params(sqlite3_context_db_handle(ctx), connection(ctx).statement_cache(), kName, argc)[0]);
-}
-
-// The release's first step, before any row is counted: by the first row of a
-// group or, when no row matched, by the final call, on the same state
-// (allocated the same way on both paths): reads alpha and charges the ledger.
-// An error stops the statement.
-[[gnu::noinline]] bool begin(sqlite3_context* ctx, int argc, CountState* st) {
-  st->begun = true;
-  st->ready = guard(ctx, kName, [&] {
-    st->alpha = read_alpha(ctx, argc);
-    connection(ctx).charge(kName, epsilon_of_alpha(st->alpha));
-  });
-  return st->ready;
-}
-
-void finish(sqlite3_context* ctx, int argc) {
-  auto* st = static_cast<CountState*>(sqlite3_aggregate_context(ctx, sizeof(CountState)));
-  if (!st) return sqlite3_result_error_nomem(ctx);
-  if (!st->begun && !begin(ctx, argc, st)) return;
-  if (!st->ready) return;  // the first row reported the error
-  guard(ctx, kName, [&] {
-    Connection& conn = connection(ctx);
-    const std::int64_t noise = conn.two_sided_geometric(st->alpha)(conn.rng());
+template <int ARGC>  // 1: private_count(alpha), 2: private_count(x, alpha)
+struct Count {
+  static constexpr const char* kName = "private_count";
+  struct Plan {
+    double alpha;
+  };
+  struct Data {
+    std::int64_t rows;
+  };
+  static Plan plan(const std::vector<Param>& p, int) { return {alpha_param(p[0])}; }
+  static double epsilon(const Plan& plan) { return epsilon_of_alpha(plan.alpha); }
+  static void add(const Plan&, Data& d, std::byte*, sqlite3_value** argv) noexcept {
+    if (ARGC == 1 || sqlite3_value_type(argv[0]) != SQLITE_NULL) ++d.rows;
+  }
+  static void release(sqlite3_context* ctx, Connection& conn, const Plan& plan, Data& d, std::byte*) {
+    const std::int64_t noise = conn.two_sided_geometric(plan.alpha)(conn.rng());
     // Saturating: an error here would depend on the count (post-processing
     // of an unreachable sum, |noise| < 2^62).
     std::int64_t out;
-    if (__builtin_add_overflow(st->rows, noise, &out))
+    if (__builtin_add_overflow(d.rows, noise, &out))
       out = noise > 0 ? std::numeric_limits<std::int64_t>::max() : std::numeric_limits<std::int64_t>::min();
     sqlite3_result_int64(ctx, out);
-  });
-}
+  }
+};
 
 }  // namespace
 
 template <int ARGC>
-void private_count_step(sqlite3_context* ctx, int, sqlite3_value** argv) {
-  auto* st = static_cast<CountState*>(sqlite3_aggregate_context(ctx, sizeof(CountState)));
-  if (!(st && st->ready)) [[unlikely]] {
-    if (!st) return sqlite3_result_error_nomem(ctx);
-    if (st->begun || !begin(ctx, ARGC, st)) return;
-  }
-  if (ARGC == 1 || sqlite3_value_type(argv[0]) != SQLITE_NULL) ++st->rows;
+void private_count_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  Aggregate<Count<ARGC>, ARGC>::step(ctx, argc, argv);
 }
 template void private_count_step<1>(sqlite3_context*, int, sqlite3_value**);
 template void private_count_step<2>(sqlite3_context*, int, sqlite3_value**);
 
-void check_count_params(const std::vector<Param>& p) { alpha_param(p[0]); }
+void check_count_params(const std::vector<Param>& p) { Count<1>::plan(p, 1); }
 
-void private_count_final1(sqlite3_context* ctx) { finish(ctx, 1); }
-void private_count_final2(sqlite3_context* ctx) { finish(ctx, 2); }
+void private_count_final1(sqlite3_context* ctx) { Aggregate<Count<1>, 1>::final(ctx); }
+void private_count_final2(sqlite3_context* ctx) { Aggregate<Count<2>, 2>::final(ctx); }
 
 }  // namespace optdp::sql

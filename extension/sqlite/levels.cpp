@@ -24,74 +24,45 @@ namespace optdp::sql {
 
 namespace {
 
-struct LevelsState {
-  std::int64_t rows;
-  double alphas[kMaxLevels];
-  int k;
-  bool begun;  // the release has begun (begin() ran)
-  bool ready;  // ... and its levels were read and charged
-};
-
 constexpr const char* kLevelNames[kMaxLevels] = {"alpha_1",  "alpha_2",  "alpha_3",  "alpha_4",  "alpha_5",  "alpha_6",
                                                  "alpha_7",  "alpha_8",  "alpha_9",  "alpha_10", "alpha_11", "alpha_12",
                                                  "alpha_13", "alpha_14", "alpha_15", "alpha_16"};
 
-template <int FIRST>  // 0: private_count_levels, 1: private_count_levels_of
-constexpr const char* name_of() {
-  return FIRST == 0 ? "private_count_levels" : "private_count_levels_of";
-}
+// The validated levels of one release.
+struct LevelsPlan {
+  double alphas[kMaxLevels];
+  int k;
+};
 
-// Reads the levels from the statement's text (params.hpp): the same call for
-// a first row and for an empty input. argc is the arity this final or step
-// was registered with, so each arity reads its own calls.
-void parse_level_params(LevelsState& st, const std::vector<Param>& p) {
+LevelsPlan parse_level_params(const std::vector<Param>& p) {
   std::vector<double> a;
   for (std::size_t i = 0; i < p.size(); ++i) a.push_back(alpha_param(p[i], kLevelNames[i]));
   check_levels(a);
-  st.k = static_cast<int>(a.size());
-  std::copy(a.begin(), a.end(), st.alphas);
+  LevelsPlan plan{};
+  plan.k = static_cast<int>(a.size());
+  std::copy(a.begin(), a.end(), plan.alphas);
+  return plan;
 }
 
-template <int FIRST>
-void read_levels(sqlite3_context* ctx, LevelsState& st, int argc) {
-  parse_level_params(st, read_params(sqlite3_context_db_handle(ctx), connection(ctx).statement_cache(),
-                                     name_of<FIRST>(), argc));
-}
-
-// The release's first step, before any row is counted: by the first row of a
-// group or, when no row matched, by the final call, on the same state
-// (allocated the same way on both paths): reads the levels and charges the
-// epsilon of the least private one.
-template <int FIRST>
-[[gnu::noinline]] bool begin(sqlite3_context* ctx, LevelsState* st, int argc) {
-  st->begun = true;
-  st->ready = guard(ctx, name_of<FIRST>(), [&] {
-    read_levels<FIRST>(ctx, *st, argc);
-    connection(ctx).charge(name_of<FIRST>(), epsilon_of_alpha(st->alphas[0]));
-  });
-  return st->ready;
-}
-
-template <int FIRST>
-void levels_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
-  auto* st = static_cast<LevelsState*>(sqlite3_aggregate_context(ctx, sizeof(LevelsState)));
-  if (!(st && st->ready)) [[unlikely]] {
-    if (!st) return sqlite3_result_error_nomem(ctx);
-    if (st->begun || !begin<FIRST>(ctx, st, argc)) return;
+// The form's own steps of the release sequence (Aggregate, release.hpp).
+// Each arity has its own final, so that with no rows the final reads its own
+// call's levels (an arity-blind final would read another call's).
+template <int FIRST>  // 0: private_count_levels, 1: private_count_levels_of
+struct Levels {
+  static constexpr const char* kName = FIRST == 0 ? "private_count_levels" : "private_count_levels_of";
+  using Plan = LevelsPlan;
+  struct Data {
+    std::int64_t rows;
+  };
+  static Plan plan(const std::vector<Param>& p, int) { return parse_level_params(p); }
+  // The epsilon of the least private level.
+  static double epsilon(const Plan& plan) { return epsilon_of_alpha(plan.alphas[0]); }
+  static void add(const Plan&, Data& d, std::byte*, sqlite3_value** argv) noexcept {
+    if (FIRST == 0 || sqlite3_value_type(argv[0]) != SQLITE_NULL) ++d.rows;
   }
-  if (FIRST == 0 || sqlite3_value_type(argv[0]) != SQLITE_NULL) ++st->rows;
-}
-
-template <int FIRST, int ARGC>
-void levels_final(sqlite3_context* ctx) {
-  auto* st = static_cast<LevelsState*>(sqlite3_aggregate_context(ctx, sizeof(LevelsState)));
-  if (!st) return sqlite3_result_error_nomem(ctx);
-  if (!st->begun && !begin<FIRST>(ctx, st, ARGC)) return;  // no rows: the same first step
-  if (!st->ready) return;                                   // the first row reported the error
-  guard(ctx, name_of<FIRST>(), [&] {
-    Connection& conn = connection(ctx);
+  static void release(sqlite3_context* ctx, Connection& conn, const Plan& plan, Data& d, std::byte*) {
     const auto released =
-        conn.level_chain(std::vector<double>(st->alphas, st->alphas + st->k)).release(st->rows, conn.rng());
+        conn.level_chain(std::vector<double>(plan.alphas, plan.alphas + plan.k)).release(d.rows, conn.rng());
     std::string json = "[";
     for (std::size_t i = 0; i < released.size(); ++i) {
       if (i) json += ',';
@@ -100,12 +71,12 @@ void levels_final(sqlite3_context* ctx) {
     json += "]";
     sqlite3_result_text(ctx, json.c_str(), static_cast<int>(json.size()), SQLITE_TRANSIENT);
     sqlite3_result_subtype(ctx, 'J');  // JSON, for SQLite's json functions
-  });
-}
+  }
+};
 
 template <int FIRST, std::size_t... K>
 constexpr std::array<void (*)(sqlite3_context*), kMaxLevels> finals(std::index_sequence<K...>) {
-  return {&levels_final<FIRST, static_cast<int>(K) + 1 + FIRST>...};
+  return {&Aggregate<Levels<FIRST>, static_cast<int>(K) + 1 + FIRST>::final...};
 }
 
 class LevelRows final : public RowSource {
@@ -140,18 +111,15 @@ std::unique_ptr<RowSource> open_release_levels(sqlite3_value** argv, Connection&
 
 }  // namespace
 
-void check_levels_params(const std::vector<Param>& p) {
-  LevelsState st{};
-  parse_level_params(st, p);
-}
+void check_levels_params(const std::vector<Param>& p) { parse_level_params(p); }
 const char* const* level_param_names() { return kLevelNames; }
 
-void private_count_levels_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) { levels_step<0>(ctx, argc, argv); }
-void private_count_levels_of_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
-  levels_step<1>(ctx, argc, argv);
+void private_count_levels_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  Aggregate<Levels<0>, 0>::step(ctx, argc, argv);
 }
-// One final per arity: with no rows, the final must know how many levels its
-// own call has (an arity-blind final would read another call's levels).
+void private_count_levels_of_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  Aggregate<Levels<1>, 0>::step(ctx, argc, argv);
+}
 void (*private_count_levels_final(int k))(sqlite3_context*) {
   static constexpr auto kFinals = finals<0>(std::make_index_sequence<kMaxLevels>());
   return kFinals[static_cast<std::size_t>(k - 1)];

@@ -2,11 +2,8 @@
 // upper): a grid point of [lower, upper] chosen by the exponential mechanism
 // with score -|#{x < c} - q n| (core/quantile.hpp, docs/quantiles.md).
 //
-// The parameters are read from the statement's text once per release
-// (params.hpp), by the first row or, when no row matched, by the final call,
-// which then allocates the aggregate context with the grid's buckets (their
-// number is fixed by lower and upper alone) and charges the ledger; each row
-// adds one to a bucket.
+// The release sequence (parameters, allocation, charge, rows, noise) is
+// Aggregate in release.hpp; this file says what is a quantile's own.
 #include <cstring>
 #include <vector>
 
@@ -17,6 +14,7 @@
 #include "sqlite/connection.hpp"
 #include "sqlite/functions.hpp"
 #include "sqlite/params.hpp"
+#include "sqlite/release.hpp"
 
 namespace optdp::sql {
 
@@ -42,78 +40,43 @@ QuantileParams parse(const std::vector<Param>& p, bool median) {
   return {q, eps, QuantileGrid(lower, upper)};
 }
 
-// The aggregate context: this header, then m + 1 bucket counts.
-struct QuantileState {
-  QuantileParams params;
-  bool ready;  // false: the first row reported an error
-  std::int64_t* buckets() { return reinterpret_cast<std::int64_t*>(this + 1); }
-};
-
-const char* name_of(bool median) { return median ? "private_median" : "private_quantile"; }
-
-QuantileParams read(sqlite3_context* ctx, bool median, int argc) {
-  return parse(read_params(sqlite3_context_db_handle(ctx), connection(ctx).statement_cache(), name_of(median), argc),
-               median);
-}
-
-// The release's first step, before any row is added: by the first row of a
-// group or, when no row matched, by the final call: reads the parameters,
-// allocates the state with its buckets (the same allocation on both paths, its
-// size fixed by lower and upper) and charges.
-[[gnu::noinline]] QuantileState* begin(sqlite3_context* ctx, bool median, int argc) {
-  QuantileParams params{};
-  bool ok = guard(ctx, name_of(median), [&] { params = read(ctx, median, argc); });
-  const std::size_t buckets = ok ? static_cast<std::size_t>(params.grid.candidates()) + 1 : 0;
-  auto* st = static_cast<QuantileState*>(
-      sqlite3_aggregate_context(ctx, static_cast<int>(sizeof(QuantileState) + buckets * sizeof(std::int64_t))));
-  if (!st) {
-    sqlite3_result_error_nomem(ctx);
-    return nullptr;
-  }
-  std::memcpy(&st->params, &params, sizeof params);
-  if (ok) ok = guard(ctx, name_of(median), [&] { connection(ctx).charge(name_of(median), params.eps); });
-  st->ready = ok;
-  return st;
-}
-
+// The form's own steps of the release sequence (Aggregate, release.hpp): the
+// grid's m + 1 bucket counts follow the context (their number is fixed by
+// lower and upper alone); each row adds one to a bucket.
 template <bool MEDIAN>
-void step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
-  auto* st = static_cast<QuantileState*>(sqlite3_aggregate_context(ctx, 0));
-  if (!st) [[unlikely]] {
-    st = begin(ctx, MEDIAN, argc);
-    if (!st) return;
+struct Quantile {
+  static constexpr const char* kName = MEDIAN ? "private_median" : "private_quantile";
+  using Plan = QuantileParams;
+  struct Data {};
+  static std::int64_t* buckets(std::byte* extra) { return reinterpret_cast<std::int64_t*>(extra); }
+  static Plan plan(const std::vector<Param>& p, int) { return parse(p, MEDIAN); }
+  static double epsilon(const Plan& plan) { return plan.eps; }
+  static std::size_t extra_bytes(const Plan& plan) {
+    return (static_cast<std::size_t>(plan.grid.candidates()) + 1) * sizeof(std::int64_t);
   }
-  if (!st->ready) return;
-  sqlite3_value* x = argv[0];
-  const int t = sqlite3_value_type(x);
-  if (t == SQLITE_NULL) return;
-  ++st->buckets()[st->params.grid.bucket(row_value(x, t))];
-}
-
-template <bool MEDIAN, int ARGC>
-void final(sqlite3_context* ctx) {
-  auto* st = static_cast<QuantileState*>(sqlite3_aggregate_context(ctx, 0));
-  if (!st) {  // no rows: the same first step
-    st = begin(ctx, MEDIAN, ARGC);
-    if (!st) return;
+  static void add(const Plan& plan, Data&, std::byte* extra, sqlite3_value** argv) noexcept {
+    sqlite3_value* x = argv[0];
+    const int t = sqlite3_value_type(x);
+    if (t == SQLITE_NULL) return;
+    ++buckets(extra)[plan.grid.bucket(row_value(x, t))];
   }
-  if (!st->ready) return;  // the error was reported
-  guard(ctx, name_of(MEDIAN), [&] {
-    const QuantileParams* params = &st->params;
-    const std::int64_t* buckets = st->buckets();
-    Connection& conn = connection(ctx);
-    const std::size_t n = static_cast<std::size_t>(params->grid.candidates()) + 1;
-    const std::int64_t j = sample_quantile(conn.rng(), {buckets, n}, params->q, params->eps);
-    sqlite3_result_double(ctx, params->grid.candidate(j));
-  });
-}
+  static void release(sqlite3_context* ctx, Connection& conn, const Plan& plan, Data&, std::byte* extra) {
+    const std::size_t n = static_cast<std::size_t>(plan.grid.candidates()) + 1;
+    const std::int64_t j = sample_quantile(conn.rng(), {buckets(extra), n}, plan.q, plan.eps);
+    sqlite3_result_double(ctx, plan.grid.candidate(j));
+  }
+};
 
 }  // namespace
 
-void private_quantile_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) { step<false>(ctx, argc, argv); }
-void private_quantile_final(sqlite3_context* ctx) { final<false, 5>(ctx); }
-void private_median_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) { step<true>(ctx, argc, argv); }
-void private_median_final(sqlite3_context* ctx) { final<true, 4>(ctx); }
+void private_quantile_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  Aggregate<Quantile<false>, 5>::step(ctx, argc, argv);
+}
+void private_quantile_final(sqlite3_context* ctx) { Aggregate<Quantile<false>, 5>::final(ctx); }
+void private_median_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  Aggregate<Quantile<true>, 4>::step(ctx, argc, argv);
+}
+void private_median_final(sqlite3_context* ctx) { Aggregate<Quantile<true>, 4>::final(ctx); }
 void check_quantile_params(const std::vector<Param>& p) { parse(p, false); }
 void check_median_params(const std::vector<Param>& p) { parse(p, true); }
 

@@ -22,6 +22,7 @@
 #include "sqlite/connection.hpp"
 #include "sqlite/functions.hpp"
 #include "sqlite/params.hpp"
+#include "sqlite/release.hpp"
 #include "sqlite/vtab.hpp"
 
 namespace optdp::sql {
@@ -48,26 +49,17 @@ SelectParams parse(const std::vector<Param>& p) {
   return s;
 }
 
-SelectParams read(sqlite3_context* ctx, int argc) {
-  return parse(read_params(sqlite3_context_db_handle(ctx), connection(ctx).statement_cache(), kName, argc));
-}
-
-// The candidates seen so far. The aggregate context holds a pointer to it;
-// the final frees it (SQLite calls the final for every context it made, also
-// when the statement fails or is reset).
+// The candidates seen so far, outside the aggregate context (which holds a
+// pointer to them); every final frees them (SQLite calls the final for every
+// context it made, also when the statement fails or is reset).
 struct Candidates {
-  SelectParams params;
   std::vector<sqlite3_value*> values;  // sqlite3_value_dup copies
   std::vector<double> scores;
   bool too_many = false;
+  bool out_of_memory = false;  // reported by the final
   ~Candidates() {
     for (sqlite3_value* v : values) sqlite3_value_free(v);
   }
-};
-
-struct SelectState {
-  Candidates* c;  // set once the parameters have been read
-  bool failed;    // reading them failed (the first row reported it)
 };
 
 // A score as SQLite's sum() reads a value: numbers as they are, text that
@@ -81,80 +73,69 @@ double score_of(sqlite3_value* v) {
   return s;
 }
 
-void release(sqlite3_context* ctx, const SelectParams& params, Candidates* c) {
-  Connection& conn = connection(ctx);
-  const std::size_t k = c ? c->values.size() : 0;
-  // The number of candidates is public (the candidates are), so this check
-  // depends on no private value.
-  if (c && c->too_many)
-    throw std::invalid_argument("at most " + std::to_string(kMaxCandidates) + " candidates can be selected from");
-  if (k == 0) {  // no candidates: nothing to choose (the empty set is public)
-    sqlite3_result_null(ctx);
-    return;
+// The form's own steps of the release sequence (Aggregate, release.hpp).
+struct Select {
+  static constexpr const char* kName = "private_select";
+  using Plan = SelectParams;
+  struct Data {
+    Candidates* c;  // made by init(), before the charge, on both paths
+  };
+  static Plan plan(const std::vector<Param>& p, int) { return parse(p); }
+  static double epsilon(const Plan& plan) { return plan.eps; }
+  static void init(const Plan&, Data& d) { d.c = new Candidates(); }
+  static void discard(Data& d) noexcept {
+    delete d.c;
+    d.c = nullptr;
   }
-  const auto gamma = selection_exponents(c->scores, params.eps, params.sensitivity);
-  const std::size_t r = sample_selection(conn.rng(), params.method, gamma);
-  sqlite3_result_value(ctx, c->values[r]);
-}
-
-// The release's first step, before any candidate is kept: by the first row
-// of a group or, when no row matched, by the final call, on the same state
-// (allocated the same way on both paths): reads the parameters and charges.
-[[gnu::noinline]] bool begin(sqlite3_context* ctx, int argc, SelectState* st) {
-  st->failed = !guard(ctx, kName, [&] {
-    auto c = std::make_unique<Candidates>();
-    c->params = read(ctx, argc);
-    connection(ctx).charge(kName, c->params.eps);
-    st->c = c.release();
-  });
-  return !st->failed;
-}
-
-void finish(sqlite3_context* ctx, int argc) {
-  auto* st = static_cast<SelectState*>(sqlite3_aggregate_context(ctx, sizeof(SelectState)));
-  if (!st) return sqlite3_result_error_nomem(ctx);
-  if (!st->c && !st->failed && !begin(ctx, argc, st)) return;  // no rows: the same first step
-  Candidates* c = st->c;
-  guard(ctx, kName, [&] {
-    if (!c) return;  // the first row reported the error
-    release(ctx, c->params, c);
-  });
-  delete c;
-  st->c = nullptr;
-}
+  static void add(const Plan&, Data& d, std::byte*, sqlite3_value** argv) noexcept {
+    Candidates& c = *d.c;
+    if (c.values.size() >= kMaxCandidates) {
+      c.too_many = true;
+      return;
+    }
+    sqlite3_value* copy = sqlite3_value_dup(argv[0]);
+    if (!copy) {
+      c.out_of_memory = true;
+      return;
+    }
+    try {
+      c.values.push_back(copy);
+      copy = nullptr;
+      c.scores.push_back(score_of(argv[1]));
+    } catch (...) {
+      c.out_of_memory = true;
+    }
+    if (copy) sqlite3_value_free(copy);
+    if (c.scores.size() < c.values.size()) {  // the score could not be kept: drop its candidate
+      sqlite3_value_free(c.values.back());
+      c.values.pop_back();
+    }
+  }
+  static void release(sqlite3_context* ctx, Connection& conn, const Plan& params, Data& d, std::byte*) {
+    Candidates& c = *d.c;
+    if (c.out_of_memory) throw std::bad_alloc();
+    // The number of candidates is public (the candidates are), so this check
+    // depends on no private value.
+    if (c.too_many)
+      throw std::invalid_argument("at most " + std::to_string(kMaxCandidates) + " candidates can be selected from");
+    if (c.values.empty()) {  // no candidates: nothing to choose (the empty set is public)
+      sqlite3_result_null(ctx);
+      return;
+    }
+    const auto gamma = selection_exponents(c.scores, params.eps, params.sensitivity);
+    const std::size_t r = sample_selection(conn.rng(), params.method, gamma);
+    sqlite3_result_value(ctx, c.values[r]);
+  }
+};
 
 }  // namespace
 
 void private_select_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
-  auto* st = static_cast<SelectState*>(sqlite3_aggregate_context(ctx, sizeof(SelectState)));
-  if (!st) {
-    sqlite3_result_error_nomem(ctx);
-    return;
-  }
-  if (!st->c) [[unlikely]] {
-    if (st->failed || !begin(ctx, argc, st)) return;
-  }
-  Candidates& c = *st->c;
-  if (c.values.size() >= kMaxCandidates) {
-    c.too_many = true;
-    return;
-  }
-  sqlite3_value* copy = sqlite3_value_dup(argv[0]);
-  if (!copy) {
-    sqlite3_result_error_nomem(ctx);
-    return;
-  }
-  guard(ctx, kName, [&] {
-    c.values.push_back(copy);
-    copy = nullptr;
-    c.scores.push_back(score_of(argv[1]));
-  });
-  if (copy) sqlite3_value_free(copy);
+  Aggregate<Select, 0>::step(ctx, argc, argv);
 }
-
-void private_select_final3(sqlite3_context* ctx) { finish(ctx, 3); }
-void private_select_final4(sqlite3_context* ctx) { finish(ctx, 4); }
-void private_select_final5(sqlite3_context* ctx) { finish(ctx, 5); }
+void private_select_final3(sqlite3_context* ctx) { Aggregate<Select, 3>::final(ctx); }
+void private_select_final4(sqlite3_context* ctx) { Aggregate<Select, 4>::final(ctx); }
+void private_select_final5(sqlite3_context* ctx) { Aggregate<Select, 5>::final(ctx); }
 
 void check_select_params(const std::vector<Param>& p) { parse(p); }
 

@@ -19,6 +19,7 @@
 #include "sqlite/connection.hpp"
 #include "sqlite/functions.hpp"
 #include "sqlite/params.hpp"
+#include "sqlite/release.hpp"
 
 namespace optdp::sql {
 
@@ -29,29 +30,16 @@ enum class Mechanism { Staircase, Laplace };
 constexpr const char* name_of(Mechanism m) { return m == Mechanism::Staircase ? "staircase_sum" : "laplace_sum"; }
 
 
-// Aggregate context: plain data, zeroed by SQLite on allocation.
-struct SumState {
-  // The exact sum of grid integers, a 128-bit integer held as bytes: SQLite's
-  // aggregate memory is only 8-byte aligned, __int128 needs 16.
-  unsigned char sum_bytes[16];
-  __int128 sum() const {
-    __int128 v;
-    std::memcpy(&v, sum_bytes, sizeof v);
-    return v;
-  }
-  void add(std::int64_t q) {
-    const __int128 v = sum() + q;
-    std::memcpy(sum_bytes, &v, sizeof v);
-  }
+// The validated parameters of one release.
+struct SumPlan {
   double eps, lower, upper;
   CostSpec cost;
   Grid grid;
-  bool begun;  // the release has begun (begin() ran)
-  bool ready;  // ... and its parameters were read and charged
 };
 
-// Validates the parameters p (arguments 1.. of a call with argc arguments) into st.
-void parse(SumState& st, const std::vector<Param>& p, int argc) {
+// Validates the parameters p (arguments 1.. of a call with argc arguments).
+SumPlan parse(const std::vector<Param>& p, int argc) {
+  SumPlan st{};
   st.eps = number_param(p[0], "eps");
   check_positive(st.eps, "eps");
   if (argc == 3) {
@@ -66,86 +54,70 @@ void parse(SumState& st, const std::vector<Param>& p, int argc) {
   st.cost = CostSpec{};
   if (argc == 5) st.cost = parse_cost_spec(text_param(p[3], "cost", "'l1', 'l2' or 'gamma=G'"));
   st.grid = make_grid(st.eps, st.lower, st.upper, argc == 3 ? "delta" : "upper - lower");
+  return st;
 }
 
-// Reads and validates the parameters from the statement's text
-// (params.hpp): the same call for a first row and for an empty input.
-void read_params(sqlite3_context* ctx, SumState& st, Mechanism mech, int argc) {
-  parse(st, sql::read_params(sqlite3_context_db_handle(ctx), connection(ctx).statement_cache(), name_of(mech), argc),
-        argc);
-}
-
-// The release's first step, before any row is added: by the first row of a
-// group or, when no row matched, by the final call, on the same state
-// (allocated the same way on both paths): reads the parameters and charges.
+// The form's own steps of the release sequence (Aggregate, release.hpp).
 template <Mechanism M>
-[[gnu::noinline]] bool begin(sqlite3_context* ctx, SumState* st, int argc) {
-  st->begun = true;
-  st->ready = guard(ctx, name_of(M), [&] {
-    read_params(ctx, *st, M, argc);
-    connection(ctx).charge(name_of(M), st->eps);
-  });
-  return st->ready;
-}
-
-template <Mechanism M>
-void sum_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
-  auto* st = static_cast<SumState*>(sqlite3_aggregate_context(ctx, sizeof(SumState)));
-  if (!(st && st->ready)) [[unlikely]] {
-    if (!st) return sqlite3_result_error_nomem(ctx);
-    if (st->begun || !begin<M>(ctx, st, argc)) return;
+struct Sum {
+  static constexpr const char* kName = name_of(M);
+  using Plan = SumPlan;
+  // The exact sum of grid integers, a 128-bit integer held as bytes: SQLite's
+  // aggregate memory is only 8-byte aligned, __int128 needs 16.
+  struct Data {
+    unsigned char sum_bytes[16];
+    __int128 sum() const {
+      __int128 v;
+      std::memcpy(&v, sum_bytes, sizeof v);
+      return v;
+    }
+  };
+  static Plan plan(const std::vector<Param>& p, int argc) { return parse(p, argc); }
+  static double epsilon(const Plan& plan) { return plan.eps; }
+  static void add(const Plan& plan, Data& d, std::byte*, sqlite3_value** argv) noexcept {
+    sqlite3_value* x = argv[0];
+    const int t = sqlite3_value_type(x);
+    if (t == SQLITE_NULL) return;
+    const __int128 v = d.sum() + plan.grid.quantize(row_value(x, t), plan.lower, plan.upper);
+    std::memcpy(d.sum_bytes, &v, sizeof v);
   }
-  sqlite3_value* x = argv[0];
-  const int t = sqlite3_value_type(x);
-  if (t == SQLITE_NULL) return;
-  const double v = row_value(x, t);
-  st->add(st->grid.quantize(v, st->lower, st->upper));
-}
-
-template <Mechanism M, int ARGC>
-void sum_final(sqlite3_context* ctx) {
-  auto* st = static_cast<SumState*>(sqlite3_aggregate_context(ctx, sizeof(SumState)));
-  if (!st) return sqlite3_result_error_nomem(ctx);
-  if (!st->begun && !begin<M>(ctx, st, ARGC)) return;  // no rows: the same first step
-  if (!st->ready) return;                               // the first row reported the error
-  guard(ctx, name_of(M), [&] {
-    Connection& conn = connection(ctx);
-    const std::int64_t D = st->grid.D();
+  static void release(sqlite3_context* ctx, Connection& conn, const Plan& plan, Data& d, std::byte*) {
+    const std::int64_t D = plan.grid.D();
     std::int64_t noise;
     if constexpr (M == Mechanism::Staircase) {
-      const std::int64_t r = st->cost.fixed_gamma ? IntegerStaircase::r_for_gamma(st->cost.gamma, D)
-                                                  : IntegerStaircase::optimal_r(st->eps, D, st->cost.cost);
-      noise = conn.integer_staircase(st->eps, D, r)(conn.rng());
+      const std::int64_t r = plan.cost.fixed_gamma ? IntegerStaircase::r_for_gamma(plan.cost.gamma, D)
+                                                   : IntegerStaircase::optimal_r(plan.eps, D, plan.cost.cost);
+      noise = conn.integer_staircase(plan.eps, D, r)(conn.rng());
     } else {
       // Discrete Laplace on the grid: P[z] ~ e^(-eps |z| / D). eps/D is rounded
       // down if need be, so that alpha >= e^(-eps/D).
-      double x = st->eps / static_cast<double>(D);
-      if (std::fma(x, static_cast<double>(D), -st->eps) > 0) x = std::nextafter(x, 0.0);
+      double x = plan.eps / static_cast<double>(D);
+      if (std::fma(x, static_cast<double>(D), -plan.eps) > 0) x = std::nextafter(x, 0.0);
       noise = conn.two_sided_geometric(alpha_of_epsilon(x))(conn.rng());
     }
-    const __int128 total = st->sum() + noise;
-    sqlite3_result_double(ctx, static_cast<double>(total) * st->grid.g);
-  });
-}
+    const __int128 total = d.sum() + noise;
+    sqlite3_result_double(ctx, static_cast<double>(total) * plan.grid.g);
+  }
+};
+
+using Staircase = Sum<Mechanism::Staircase>;
+using Laplace = Sum<Mechanism::Laplace>;
 
 }  // namespace
 
-void check_sum_params(const std::vector<Param>& p) {
-  SumState st{};
-  parse(st, p, static_cast<int>(p.size()) + 1);
-}
+void check_sum_params(const std::vector<Param>& p) { parse(p, static_cast<int>(p.size()) + 1); }
 
 void staircase_sum_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
-  sum_step<Mechanism::Staircase>(ctx, argc, argv);
+  Aggregate<Staircase, 0>::step(ctx, argc, argv);
 }
-void staircase_sum_final3(sqlite3_context* ctx) { sum_final<Mechanism::Staircase, 3>(ctx); }
-void staircase_sum_final4(sqlite3_context* ctx) { sum_final<Mechanism::Staircase, 4>(ctx); }
-void staircase_sum_final5(sqlite3_context* ctx) { sum_final<Mechanism::Staircase, 5>(ctx); }
+void staircase_sum_final3(sqlite3_context* ctx) { Aggregate<Staircase, 3>::final(ctx); }
+void staircase_sum_final4(sqlite3_context* ctx) { Aggregate<Staircase, 4>::final(ctx); }
+void staircase_sum_final5(sqlite3_context* ctx) { Aggregate<Staircase, 5>::final(ctx); }
 void laplace_sum_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
-  sum_step<Mechanism::Laplace>(ctx, argc, argv);
+  Aggregate<Laplace, 0>::step(ctx, argc, argv);
 }
-void laplace_sum_final3(sqlite3_context* ctx) { sum_final<Mechanism::Laplace, 3>(ctx); }
-void laplace_sum_final4(sqlite3_context* ctx) { sum_final<Mechanism::Laplace, 4>(ctx); }
+void laplace_sum_final3(sqlite3_context* ctx) { Aggregate<Laplace, 3>::final(ctx); }
+void laplace_sum_final4(sqlite3_context* ctx) { Aggregate<Laplace, 4>::final(ctx); }
 
 // staircase_gamma(eps, cost): the optimal shape of the continuous staircase.
 void staircase_gamma_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
