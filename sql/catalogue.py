@@ -256,6 +256,21 @@ def literal_param(arg):
     return (arg, c)
 
 
+NOT_CONSTANT = ("%s must be a literal or a bound parameter (optdp fixes the noise before it reads any row), "
+                "but is an expression")
+
+
+def constant_param(arg):
+    """The first check of every argument of a release table function: SQLite
+    itself says, when the statement is prepared, whether the argument is a
+    constant (sqlite3_vtab_rhs_value), and when it runs, whether it is bound
+    (sqlite3_value_frombind); the expression's text is not read."""
+    def c(v, call):
+        if literal_type(v.sql) is None:
+            return NOT_CONSTANT % arg
+    return (arg, c)
+
+
 class V:
     """A probe value: its SQL, its SQLite type and its Python value."""
 
@@ -1079,7 +1094,7 @@ FUNCTIONS = [
     Fn("release_levels", "table",
        [("value", "37", "an INTEGER (clamped into [0, n])"), ("n", "100", "an INTEGER in [0, 5000]"),
         ("alphas", "'[0.2, 0.5, 0.9]'", "a JSON array of 1 to 16 strictly increasing alphas in (0, 1)")],
-       [3], lambda sig: [literal_param("value"), literal_param("n"), literal_param("alphas"),
+       [3], lambda sig: [constant_param("value"), constant_param("n"), constant_param("alphas"),
                          integer("value"), int_range("n", 0, 5000),
                          text_type("alphas", "a JSON array of increasing alphas"), json_start("alphas", ARR)],
        probes={"alphas": levels_json_probes()}, release=True),
@@ -1088,7 +1103,7 @@ FUNCTIONS = [
         ("epsilon", "1.0", "finite, > 0" + LIT),
         ("options", "'max_groups=1'", "NULL or 'name=value, ...' (max_groups, max_rows, lower, upper, delta)" + LIT),
         ("keys_query", "'VALUES (1)'", "NULL (private keys) or a query of one column of public keys" + LIT)],
-       [4], lambda sig: [literal_param(p) for p in sig] + [
+       [4], lambda sig: [constant_param(p) for p in sig] + [
            text_type("rows_query", "a query returning (unit, key[, value]) ORDER BY 1"),
            number("epsilon"), positive("epsilon"), groups_eps_floor("epsilon")],
        signatures=[("rows_query", "epsilon", "options", "keys_query")], required=2,

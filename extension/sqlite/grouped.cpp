@@ -217,7 +217,6 @@ std::unique_ptr<RowSource> open_private_groups(sqlite3_value** argv, Connection&
   const bool private_keys = !argv[3] || sqlite3_value_type(argv[3]) == SQLITE_NULL;
   std::string keys_query;
   if (!private_keys) keys_query = text_arg(argv[3], "keys_query", "a query returning one column of keys, or NULL");
-  refuse_under_heap_limit();
 
   // The queries, checked when they are prepared.
   GuardedDb& guarded = guarded_db(conn.db(), conn.guarded_cache());

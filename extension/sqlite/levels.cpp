@@ -103,7 +103,6 @@ std::unique_ptr<RowSource> open_release_levels(sqlite3_value** argv, Connection&
   check_n(n, kMaxMatrixN);
   auto alphas = parse_levels(text_arg(argv[2], "alphas", "a JSON array of increasing alphas"));
   RangeLevelChain chain(n, alphas);
-  refuse_under_heap_limit();
   conn.charge("release_levels", epsilon_of_alpha(alphas[0]));  // the least private level
   auto released = chain.release(value, conn.rng());
   return std::make_unique<LevelRows>(std::move(alphas), std::move(released));

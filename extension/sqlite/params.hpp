@@ -70,10 +70,10 @@ std::string running_sql(sqlite3* db, const char* name);
 // For a randomised table function `name`: throws std::invalid_argument unless
 // every running statement that calls it has it alone in the FROM clause of its
 // one top-level SELECT ([WITH ...] SELECT, INSERT ... SELECT or CREATE TABLE
-// ... AS SELECT), with literal or bound arguments (params: their names, for
-// messages) and nothing after it but an
-// alias and ORDER BY (release_shape.cpp says why), and unless one does.
-void check_release_shape(sqlite3* db, const char* name, const std::vector<const char*>& params);
+// ... AS SELECT), and nothing after it but an alias and ORDER BY
+// (release_shape.cpp says why), and unless one does. (That its arguments are
+// literals or bound parameters, SQLite itself tells: vtab.cpp.)
+void check_release_shape(sqlite3* db, const char* name);
 
 // How a parameter is shown in messages: NULL, 1.5, 42, text 'abc', a blob of 3 bytes.
 std::string describe(const Param& p);

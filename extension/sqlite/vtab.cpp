@@ -6,6 +6,7 @@
 #include "sqlite/args.hpp"
 #include "sqlite/connection.hpp"
 #include "sqlite/params.hpp"
+#include "sqlite/release.hpp"
 
 namespace optdp::sql {
 
@@ -158,9 +159,24 @@ int x_filter(sqlite3_vtab_cursor* base, int idx, const char*, int argc, sqlite3_
     }
     cur->args.resize(fn.params.size());
     if (fn.release) {
+      // A release's first steps, before its rows are made (open validates the
+      // arguments, charges, then reads): each argument fixed before any row is
+      // read, as SQLite itself knows it (a constant when the statement was
+      // prepared, or a bound parameter; a column of another table or a
+      // subquery is neither), no hard heap limit, and the statement's shape.
+      for (std::size_t k = 0; k < fn.params.size(); ++k) {
+        if (!params[k] || (idx & (1 << (kLiteralShift + static_cast<int>(k)))) || sqlite3_value_frombind(params[k]))
+          continue;
+        return fail(&vtab->base, fn.name,
+                    (std::string(fn.params[k]) +
+                     " must be a literal or a bound parameter (optdp fixes the noise before it reads any row), but is "
+                     "an expression")
+                        .c_str());
+      }
       // Its messages quote the statement's text, never a value: shown as they are.
       try {
-        check_release_shape(vtab->module->conn->db(), fn.name, fn.params);
+        refuse_under_heap_limit();
+        check_release_shape(vtab->module->conn->db(), fn.name);
       } catch (const std::invalid_argument& e) {
         return fail(&vtab->base, fn.name, e.what());
       }

@@ -384,7 +384,8 @@ class TestLedgerCharges(LedgerTestCase):
         for sql in ("select * from (values (1), (2), (3)) a, release_levels(a.column1, 10, '[0.2, 0.5]')",
                     "select * from (values (1)) a, release_levels(3, 10, '[0.2, 0.5]')",
                     "select * from release_levels(3, 10, '[0.2, 0.5]') where level = 1"):
-            with self.assertRaisesRegex(sqlite3.OperationalError, "^release_levels: must be the only table"):
+            with self.assertRaisesRegex(sqlite3.OperationalError,
+                                        "^release_levels: (must be the only table|value must be a literal)"):
                 self.charged(sql)
             self.assertEqual(self.one("select count(*) from dp_ledger_entries where function = 'release_levels'"), 1)
 
