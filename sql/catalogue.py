@@ -1030,12 +1030,45 @@ def level_default(i):
     """Strictly increasing defaults for alpha_1..alpha_16: 0.15, 0.2, ..., 0.9."""
     return repr(round(0.1 + 0.05 * i, 2))
 EPS_DOM = "a finite number > 0"
+RHO_DOM = "a number in [2^-30, 2^20]"
+
+
+def rho_range(arg):
+    def c(v, call):
+        if not 2.0 ** -30 <= v.num <= 2.0 ** 20:
+            return "%s must be a number in [2^-30, 2^20] (9.3e-10 to 1048576), but is %s" % (arg, fmt(v.num))
+    return (arg, c)
+
+
+def needs_ledger(arg):
+    """Planning functions check for a ledger before anything else."""
+    def c(v, call):
+        return "no privacy ledger is attached to this connection (see dp_ledger_attach)"
+    return (arg, c)
+
+
+def open_unit(arg):
+    def c(v, call):
+        if not 0 < v.num < 1:
+            return "%s must be a number in (0, 1), but is %s" % (arg, v.desc)
+    return (arg, c)
 
 FUNCTIONS = [
     Fn("private_count", "aggregate",
        [("x", "x", "any value; NULL is not counted"), ("alpha", "0.5", ALPHA_DOM + LIT)],
        [1, 2], lambda sig: [literal_param("alpha"), alpha("alpha")], signatures=[("alpha",), ("x", "alpha")],
        probes={"x": [text("text x", "a"), V("blob x", "x'00'", "blob", b"\0")]}),
+    Fn("gaussian_count", "aggregate",
+       [("x", "x", "any value; NULL is not counted"), ("rho", "0.5", RHO_DOM + LIT)],
+       [1, 2], lambda sig: [literal_param("rho"), number("rho"), rho_range("rho")],
+       signatures=[("rho",), ("x", "rho")]),
+    Fn("gaussian_sum", "aggregate",
+       [("x", "x", X_SUM), ("rho", "0.5", RHO_DOM + LIT), ("lower", "0", "finite, < upper" + LIT),
+        ("upper", "10", "finite, > lower" + LIT)],
+       [4], lambda sig: [literal_param(p) for p in ("rho", "lower", "upper")] + [
+           number("rho"), rho_range("rho"), number("lower"), number("upper"), finite("lower"), finite("upper"),
+           ("lower", order_check), ("upper", width_check)],
+       signatures=[("x", "rho", "lower", "upper")]),
     Fn("staircase_sum", "aggregate",
        [("x", "x", X_SUM), ("eps", "1.0", "finite, >= 2^-30" + LIT),
         ("delta", "10", "finite, > 0 (the rows are clamped into [0, delta])" + LIT),
@@ -1240,6 +1273,17 @@ FUNCTIONS = [
     Fn("dp_delta_remaining", "scalar", [], [0], lambda sig: [], valid=False),
     Fn("dp_delta_spent", "scalar", [], [0], lambda sig: [], valid=False),
     Fn("dp_ledger_entries", "table", [], [0], lambda sig: [], valid=False),
+    Fn("dp_ledger_accounts", "table", [], [0], lambda sig: [], valid=False),
+    Fn("dp_further_releases", "scalar",
+       [("mechanism", "'gaussian'", "'geometric', 'laplace', 'staircase' or 'gaussian'"),
+        ("noise", "200", "alpha for 'geometric', eps for 'laplace' and 'staircase', sigma for 'gaussian'"),
+        ("sensitivity", "1", "a finite number > 0")], [2, 3], lambda sig: [needs_ledger(p) for p in sig],
+       valid=False),
+    Fn("dp_gaussian_sigma", "scalar",
+       [("k", "100", "an INTEGER in [1, 10^9]"), ("sensitivity", "1", "a finite number > 0")], [1, 2],
+       lambda sig: [needs_ledger(p) for p in sig], valid=False),
+    Fn("dp_rho", "scalar", [("eps", "1.0", EPS_DOM), ("delta", "1e-6", "a number in (0, 1)")], [2],
+       lambda sig: [number("eps"), positive("eps"), number("delta"), open_unit("delta")]),
     Fn("dp_alpha", "scalar", [("eps", "1.0", "a finite number > 2^-53")], [1],
        lambda sig: [number("eps"), positive("eps"), eps_rounds_to_1("eps")],
        probes={"eps": [num("2^-53", 2.0 ** -53), num("2^-52", 2.0 ** -52), num("1000", 1000)]}),
@@ -1945,6 +1989,36 @@ def special_cases():
         "SELECT delta = 0, typeof(delta), quote(released_keys) FROM dp_ledger_entries",
         {"rows": [[1, "real", "NULL"]]}, isolated=True,
         setup=["SELECT dp_ledger_attach(%s, 1.0, 1e-5)" % LD(5), "SELECT private_count(0.5) FROM t"])
+    # Planning with a ledger of (1, 1e-6): valid calls, then each argument's checks.
+    add("dp_ledger_accounts", "state/ledger attached", None, "with a ledger",
+        "SELECT accounting, fits FROM dp_ledger_accounts", {"rows": [["basic", 1], ["zcdp", 1]]},
+        isolated=True, setup=["SELECT dp_ledger_attach(%s, 1.0, 1e-6)" % LD(11)])
+    add("dp_ledger_accounts", "no ledger", None, "no ledger attached", "SELECT * FROM dp_ledger_accounts",
+        e("dp_ledger_accounts", "no privacy ledger is attached to this connection (see dp_ledger_attach)"))
+    plan_cases = [
+        ("dp_further_releases", "SELECT dp_further_releases('gaussian', 200)", {"rows": [[1948]]}),
+        ("dp_further_releases", "SELECT dp_further_releases('geometric', 0.5, 1)", {"rows": [[1]]}),
+        ("dp_further_releases", "SELECT dp_further_releases('laplace', 0.1)", {"ok": True}),
+        ("dp_further_releases", "SELECT dp_further_releases('staircase', 2.0)", {"rows": [[0]]}),
+        ("dp_further_releases", "SELECT dp_further_releases('uniform', 1)",
+         e("dp_further_releases", "mechanism must be 'geometric', 'laplace', 'staircase' or 'gaussian', but is "
+                                  "text 'uniform'")),
+        ("dp_further_releases", "SELECT dp_further_releases('geometric', 1.5)",
+         e("dp_further_releases", "noise (alpha) must be in (0, 1), but is 1.5")),
+        ("dp_further_releases", "SELECT dp_further_releases('gaussian', 0)",
+         e("dp_further_releases", "noise (sigma) must be a finite number > 0, but is 0")),
+        ("dp_further_releases", "SELECT dp_further_releases('gaussian', 1, -1)",
+         e("dp_further_releases", "sensitivity must be a finite number > 0, but is -1")),
+        ("dp_gaussian_sigma", "SELECT dp_gaussian_sigma(1948) BETWEEN 199 AND 200", {"rows": [[1]]}),
+        ("dp_gaussian_sigma", "SELECT dp_gaussian_sigma(10, 2) > dp_gaussian_sigma(10)", {"rows": [[1]]}),
+        ("dp_gaussian_sigma", "SELECT dp_gaussian_sigma(0)",
+         e("dp_gaussian_sigma", "k must be an INTEGER in [1, 10^9], but is 0")),
+        ("dp_gaussian_sigma", "SELECT dp_gaussian_sigma(5, 0)",
+         e("dp_gaussian_sigma", "sensitivity must be a finite number > 0, but is 0")),
+    ]
+    for i, (fn, sql, exp) in enumerate(plan_cases):
+        add(fn, "state/ledger attached/%d" % i, None, "with a (1, 1e-6) ledger", sql, exp,
+            isolated=True, setup=["SELECT dp_ledger_attach(%s, 1.0, 1e-6)" % LD(12 + i)])
     add("private_count", "state/budget exhausted", "alpha", "a release that does not fit the budget",
         "SELECT private_count(1e-300) FROM t",
         e("private_count", "privacy budget exhausted: 0 of 1 spent, and this release costs 690.7755278982138"),

@@ -117,6 +117,21 @@ double epsilon_of_rho(double rho, double delta) {
 
 namespace {
 
+// sum += n * x, rounded up: each binary128 operation rounds to nearest, so
+// where the exact result is larger (seen exactly: fmaq gives the product's
+// error, Fast2Sum the sum's) the result moves up one ulp. The sums are then
+// upper bounds of the exact ones, however many terms and however small
+// (1e-5 + 1e-300 is above 1e-5).
+void add_up(__float128& sum, std::uint64_t n, double x) {
+  __float128 p = static_cast<__float128>(n) * x;
+  if (fmaq(static_cast<__float128>(n), x, -p) > 0) p = nextafterq(p, HUGE_VALQ);
+  __float128 a = sum, b = p;
+  if (fabsq(a) < fabsq(b)) std::swap(a, b);
+  const __float128 t = a + b;
+  const __float128 err = b - (t - a);  // exact (Fast2Sum, |a| >= |b|)
+  sum = err > 0 ? nextafterq(t, HUGE_VALQ) : t;
+}
+
 // A history reduced to what the two accountings need.
 struct Summary {
   __float128 eps = 0;        // pure and approximate entries
@@ -127,23 +142,22 @@ struct Summary {
 
   void add(const Entry& e, std::uint64_t count) {
     if (count == 0) return;
-    const __float128 n = static_cast<__float128>(count);
     switch (e.kind) {
       case Entry::Kind::pure:
         check_positive(e.eps, "eps");
-        eps += n * e.eps;
-        rho += n * rho_of_pure(e.eps);
+        add_up(eps, count, e.eps);
+        add_up(rho, count, rho_of_pure(e.eps));
         break;
       case Entry::Kind::approximate:
         check_positive(e.eps, "eps");
         check(e.delta >= 0 && e.delta < 1, "delta", "in [0, 1)", e.delta);
-        eps += n * e.eps;
-        delta += n * e.delta;
-        rho += n * rho_of_pure(e.eps);
+        add_up(eps, count, e.eps);
+        add_up(delta, count, e.delta);
+        add_up(rho, count, rho_of_pure(e.eps));
         break;
       case Entry::Kind::gaussian:
         check_positive(e.rho, "rho");
-        rho += n * e.rho;
+        add_up(rho, count, e.rho);
         gaussians[e.rho] += count;
         n_gaussian += count;
         break;
@@ -151,20 +165,24 @@ struct Summary {
   }
 };
 
-Accounting evaluate(const Summary& s, const Budget& b) {
+Accounting evaluate(const Summary& in, const Budget& b) {
   check_positive(b.eps, "eps");
   check(b.delta >= 0 && b.delta < 1, "delta", "in [0, 1)", b.delta);
+  const Summary& s = in;
   Accounting a;
   // Basic composition.
   __float128 eps = s.eps;
   double delta_spent = up(s.delta);
   if (s.n_gaussian > 0) {
-    const __float128 left = __float128(b.delta) - s.delta;
-    const double share = down(left / static_cast<__float128>(s.n_gaussian));
+    // What the approximate entries leave, and each Gaussian's share of it,
+    // both moved one ulp down: rounded below the exact values.
+    const __float128 left = nextafterq(__float128(b.delta) - s.delta, -HUGE_VALQ);
+    const double share = down(nextafterq(left / static_cast<__float128>(s.n_gaussian), -HUGE_VALQ));
     if (share > 0) {
-      for (const auto& [rho, count] : s.gaussians)
-        eps += static_cast<__float128>(count) * epsilon_of_rho(rho, share);
-      delta_spent = up(s.delta + static_cast<__float128>(s.n_gaussian) * share);
+      for (const auto& [rho, count] : s.gaussians) add_up(eps, count, epsilon_of_rho(rho, share));
+      __float128 d = s.delta;
+      add_up(d, s.n_gaussian, share);
+      delta_spent = up(d);
       a.basic_eps = up(eps);
     } else {
       a.basic_eps = kInf;
@@ -177,7 +195,9 @@ Accounting evaluate(const Summary& s, const Budget& b) {
   // zCDP.
   a.rho_total = up(s.rho);
   if (std::isfinite(a.rho_total)) {
-    a.zcdp_delta = up(s.delta + __float128(delta_of_rho(a.rho_total, b.eps)));
+    __float128 d = s.delta;
+    add_up(d, 1, delta_of_rho(a.rho_total, b.eps));
+    a.zcdp_delta = up(d);
   } else {
     a.zcdp_delta = 1;
   }
@@ -186,6 +206,23 @@ Accounting evaluate(const Summary& s, const Budget& b) {
 }
 
 }  // namespace
+
+double rho_for_epsilon_delta(double eps, double delta) {
+  check_positive(eps, "eps");
+  check(delta > 0 && delta < 1, "delta", "in (0, 1)", delta);
+  // delta_of_rho increases with rho; it is 0 at rho = 0 and tends to 1.
+  double lo = 0, hi = eps;  // delta_of_rho(eps, eps) >= ... grow hi until it fails
+  while (delta_of_rho(hi, eps) <= delta) {
+    lo = hi;
+    hi *= 2;
+    if (!std::isfinite(hi)) return lo;
+  }
+  for (int i = 0; i < 200 && std::nextafter(lo, hi) < hi; ++i) {  // delta_of_rho(lo) <= delta < delta_of_rho(hi)
+    const double mid = lo + (hi - lo) / 2;
+    (delta_of_rho(mid, eps) <= delta ? lo : hi) = mid;
+  }
+  return lo;
+}
 
 Accounting account(const std::vector<Entry>& history, const Budget& budget) {
   Summary s;

@@ -41,6 +41,11 @@ double delta_of_rho(double rho, double eps);
 // rounded-up delta_of_rho itself), at most a relative 2^-32 above the smallest
 // such eps (bisection; docs/accounting.md). delta in (0, 1).
 double epsilon_of_rho(double rho, double delta);
+// The largest rho (a double) with delta_of_rho(rho, eps) <= delta: the zCDP
+// parameter a Gaussian release needs to be (eps, delta)-DP by the tight
+// conversion (bisection on the rounded-up delta_of_rho itself, so the answer
+// is valid whatever the search's accuracy). eps > 0 finite, delta in (0, 1).
+double rho_for_epsilon_delta(double eps, double delta);
 // Bun and Steinke's simpler bound eps = rho + 2 sqrt(rho ln(1/delta)), rounded
 // up (for comparison: it is never below epsilon_of_rho).
 double epsilon_bun_steinke(double rho, double delta);

@@ -7,10 +7,13 @@
 //   SELECT private_count(0.5) FROM patients;     -- charges (-ln(0.5) = 0.693..., 0)
 //   SELECT dp_budget_spent(), dp_budget_remaining(), dp_delta_spent(), dp_delta_remaining();
 //   SELECT * FROM dp_ledger_entries;
+#include <cmath>
 #include <memory>
 #include <string>
 
+#include "core/accounting.hpp"
 #include "core/budget.hpp"
+#include "core/privacy.hpp"
 #include "core/format.hpp"
 #include "sqlite/args.hpp"
 #include "sqlite/connection.hpp"
@@ -50,7 +53,8 @@ class EntryRows final : public RowSource {
         if (e.sql) sqlite3_result_text(ctx, e.sql->c_str(), -1, SQLITE_TRANSIENT);
         else sqlite3_result_null(ctx);
         break;
-      default: sqlite3_result_int64(ctx, e.pid); break;
+      case 7: sqlite3_result_int64(ctx, e.pid); break;
+      default: sqlite3_result_double(ctx, e.rho); break;
     }
   }
 
@@ -153,11 +157,121 @@ void dp_delta_spent_fn(sqlite3_context* ctx, int, sqlite3_value**) {
   guard(ctx, "dp_delta_spent", [&] { sqlite3_result_double(ctx, attached(ctx).delta_spent()); });
 }
 
+// Planning (docs/accounting.md): both accountings of the history, how many
+// further releases fit, and the noise k further Gaussian releases need.
+
+namespace {
+
+// One further release of `mechanism` with `noise` at L2/L1 `sensitivity`, as
+// the accountant sees it: 'geometric' (noise = alpha, a count's), 'laplace'
+// or 'staircase' (noise = eps, a sum's or any pure release's epsilon, for
+// which sensitivity is already accounted) or 'gaussian' (noise = sigma, the
+// standard deviation parameter of the discrete Gaussian).
+zcdp::Entry further_entry(sqlite3_value* mech_v, sqlite3_value* noise_v, sqlite3_value* sens_v) {
+  const std::string mech(text_arg(mech_v, "mechanism", "'geometric', 'laplace', 'staircase' or 'gaussian'"));
+  const double noise = number_arg(noise_v, "noise");
+  double sensitivity = 1;
+  if (sens_v) {
+    sensitivity = number_arg(sens_v, "sensitivity");
+    check_positive(sensitivity, "sensitivity");
+  }
+  if (mech == "geometric") {
+    if (!(noise > 0 && noise < 1)) throw std::invalid_argument("noise (alpha) must be in (0, 1), but is " + describe(noise_v));
+    return zcdp::Entry::pure(-std::log(noise) * sensitivity);
+  }
+  if (mech == "laplace" || mech == "staircase") {
+    check_positive(noise, "noise (eps)");
+    return zcdp::Entry::pure(noise);
+  }
+  if (mech == "gaussian") {
+    check_positive(noise, "noise (sigma)");
+    return zcdp::Entry::gaussian(zcdp::rho_of_gaussian(sensitivity, noise * noise));
+  }
+  throw std::invalid_argument("mechanism must be 'geometric', 'laplace', 'staircase' or 'gaussian', but is " +
+                              describe(mech_v));
+}
+
+}  // namespace
+
+// dp_further_releases(mechanism, noise [, sensitivity]): how many more such
+// releases the attached ledger allows (under the better accounting).
+void dp_further_releases_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  guard_scalar(ctx, "dp_further_releases", argc, argv, [&] {
+    Ledger& l = attached(ctx);  // first: without a ledger nothing else is checked
+    const zcdp::Entry extra = further_entry(argv[0], argv[1], argc > 2 ? argv[2] : nullptr);
+    const auto n = zcdp::further_releases(l.history(), extra, {l.total(), l.total_delta()});
+    sqlite3_result_int64(ctx, static_cast<std::int64_t>(n));
+  });
+}
+
+// dp_gaussian_sigma(k [, sensitivity]): the smallest sigma with which k more
+// Gaussian releases of that L2 sensitivity fit; NULL if none does.
+void dp_gaussian_sigma_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  guard_scalar(ctx, "dp_gaussian_sigma", argc, argv, [&] {
+    Ledger& l = attached(ctx);  // first: without a ledger nothing else is checked
+    const std::int64_t k = integer_arg(argv[0], "k");
+    if (k < 1 || k > 1000000000)
+      throw std::invalid_argument("k must be an INTEGER in [1, 10^9], but is " + describe(argv[0]));
+    double sensitivity = 1;
+    if (argc > 1) {
+      sensitivity = number_arg(argv[1], "sensitivity");
+      check_positive(sensitivity, "sensitivity");
+    }
+    const double s2 =
+        zcdp::sigma2_for_further(l.history(), static_cast<std::uint64_t>(k), sensitivity, {l.total(), l.total_delta()});
+    if (std::isfinite(s2)) sqlite3_result_double(ctx, std::sqrt(s2));
+    else sqlite3_result_null(ctx);
+  });
+}
+
+namespace {
+
+// (accounting, epsilon, delta, rho, fits): the ledger's whole history under
+// basic composition and under zCDP; the budget holds while either fits.
+class AccountRows final : public RowSource {
+ public:
+  AccountRows(zcdp::Accounting a, double total_eps) : a_(a), eps_(total_eps) {}
+  bool eof() const override { return i_ >= 2; }
+  void next() override { ++i_; }
+  void column(sqlite3_context* ctx, int c) const override {
+    const bool basic = i_ == 0;
+    switch (c) {
+      case 0: sqlite3_result_text(ctx, basic ? "basic" : "zcdp", -1, SQLITE_STATIC); break;
+      case 1: sqlite3_result_double(ctx, basic ? a_.basic_eps : eps_); break;
+      case 2: sqlite3_result_double(ctx, basic ? a_.basic_delta : a_.zcdp_delta); break;
+      case 3:
+        if (basic) sqlite3_result_null(ctx);
+        else sqlite3_result_double(ctx, a_.rho_total);
+        break;
+      default: sqlite3_result_int(ctx, basic ? a_.basic_fits : a_.zcdp_fits); break;
+    }
+  }
+
+ private:
+  zcdp::Accounting a_;
+  double eps_;
+  std::size_t i_ = 0;
+};
+
+std::unique_ptr<RowSource> open_accounts(sqlite3_value**, Connection& conn) {
+  Ledger* l = conn.ledger();
+  if (!l) throw std::invalid_argument("no privacy ledger is attached to this connection (see dp_ledger_attach)");
+  conn.check_ledger_not_shadowed();
+  return std::make_unique<AccountRows>(l->accounting(), l->total());
+}
+
+}  // namespace
+
+const TableFunction kLedgerAccounts{"dp_ledger_accounts",
+                                    "accounting TEXT, epsilon REAL, delta REAL, rho REAL, fits INTEGER",
+                                    5,
+                                    {}, 0, open_accounts, /*random=*/true};
+
 // released_keys: the number of keys a grouped release published; NULL for every other release.
 const TableFunction kLedgerEntries{"dp_ledger_entries",
                                    "id INTEGER, time TEXT, function TEXT, epsilon REAL, delta REAL, "
-                                   "released_keys INTEGER, sql TEXT, pid INTEGER",
-                                   8,
+                                   "released_keys INTEGER, sql TEXT, pid INTEGER, rho REAL",
+                                   9,
                                    {}, 0, open_entries, /*random=*/true};
 
 }  // namespace optdp::sql

@@ -52,6 +52,8 @@ class Connection {
   // Returns the ledger entry's id (nullopt without a ledger).
   std::optional<std::int64_t> charge(const char* function, double epsilon, double delta = 0,
                                      std::optional<std::int64_t> released_keys = std::nullopt);
+  // Charges one Gaussian release of `function` at rho (zCDP), likewise.
+  std::optional<std::int64_t> charge_gaussian(const char* function, double rho);
   // Records released_keys in entry `id` (nothing without a ledger).
   void record_released_keys(std::optional<std::int64_t> id, std::int64_t released_keys);
 

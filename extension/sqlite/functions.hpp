@@ -83,7 +83,20 @@ void dp_budget_remaining_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv
 void dp_budget_spent_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
 void dp_delta_remaining_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
 void dp_delta_spent_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
-extern const TableFunction kLedgerEntries;
+void dp_further_releases_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
+void dp_gaussian_sigma_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
+extern const TableFunction kLedgerEntries, kLedgerAccounts;
+
+// gaussian.cpp: gaussian_count(rho), gaussian_count(x, rho), gaussian_sum(x, rho, lower, upper), dp_rho(eps, delta)
+template <int ARGC>
+void gaussian_count_step(sqlite3_context* ctx, int argc, sqlite3_value** argv);
+void gaussian_count_final1(sqlite3_context* ctx);
+void gaussian_count_final2(sqlite3_context* ctx);
+void gaussian_sum_step(sqlite3_context* ctx, int argc, sqlite3_value** argv);
+void gaussian_sum_final(sqlite3_context* ctx);
+void check_gaussian_count_params(const std::vector<Param>& p);
+void check_gaussian_sum_params(const std::vector<Param>& p);
+void dp_rho_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
 
 // analyst.cpp: dp_analyst_mode(tables), dp_analyst_refusal()
 void dp_analyst_mode_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);

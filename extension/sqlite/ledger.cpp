@@ -3,8 +3,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <stdexcept>
 
+#include "core/accounting.hpp"
 #include "core/budget.hpp"
 #include "core/format.hpp"
 
@@ -47,6 +49,9 @@ constexpr AddedColumn kAddedColumns[] = {
     {"optdp_charges", "delta", "REAL NOT NULL DEFAULT 0"},
     {"optdp_charges", "delta_units", "TEXT NOT NULL DEFAULT '0'"},
     {"optdp_charges", "released_keys", "INTEGER"},  // the number of keys a grouped release published
+    // A Gaussian release's zCDP cost (its epsilon and delta are then 0); 0 for
+    // every other release, which is pure (or, with a delta, approximate) DP.
+    {"optdp_charges", "rho", "REAL NOT NULL DEFAULT 0"},
 };
 
 }  // namespace
@@ -133,9 +138,10 @@ Ledger::Ledger(const std::string& path, double total, double total_delta, Durabi
     ino_ = st.st_ino;
     prepare("SELECT total_units, spent_units, total_delta_units, spent_delta_units FROM optdp_budget WHERE id = 1",
             read_.out());
-    prepare("INSERT INTO optdp_charges(time, function, epsilon, units, sql, pid, delta, delta_units, released_keys) "
-            "VALUES (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    prepare("INSERT INTO optdp_charges(time, function, epsilon, units, sql, pid, delta, delta_units, released_keys, "
+            "rho) VALUES (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             insert_.out());
+    prepare("SELECT epsilon, delta, rho FROM optdp_charges ORDER BY id", history_.out());
     // spent_delta_units is a decimal count beyond SQL's arithmetic: the new
     // value is computed from the one read in the same IMMEDIATE transaction.
     prepare("UPDATE optdp_budget SET spent_units = spent_units + ?1, spent_delta_units = ?2 WHERE id = 1", update_.out());
@@ -200,13 +206,58 @@ DeltaUnits Ledger::delta_units_column(int column) const {
   return *units;
 }
 
+std::vector<zcdp::Entry> Ledger::read_history() {
+  std::vector<zcdp::Entry> out;
+  sqlite3_reset(history_);
+  int rc;
+  while ((rc = sqlite3_step(history_)) == SQLITE_ROW) {
+    const double eps = sqlite3_column_double(history_, 0), delta = sqlite3_column_double(history_, 1),
+                 rho = sqlite3_column_double(history_, 2);
+    out.push_back(rho > 0 ? zcdp::Entry::gaussian(rho)
+                  : delta > 0 ? zcdp::Entry::approximate(eps, delta)
+                              : zcdp::Entry::pure(eps));
+  }
+  sqlite3_reset(history_);
+  if (rc != SQLITE_DONE)
+    throw std::runtime_error("the ledger " + quote_text(path_, kMaxPathShown) + " cannot be read: " + sqlite3_errmsg(db_));
+  return out;
+}
+
+zcdp::Accounting Ledger::accounting() {
+  exec("BEGIN");
+  try {
+    auto a = zcdp::account(read_history(), {total_, total_delta_});
+    exec("COMMIT");
+    return a;
+  } catch (...) {
+    rollback();
+    throw;
+  }
+}
+
+std::vector<zcdp::Entry> Ledger::history() {
+  exec("BEGIN");
+  try {
+    auto h = read_history();
+    exec("COMMIT");
+    return h;
+  } catch (...) {
+    rollback();
+    throw;
+  }
+}
+
 std::int64_t Ledger::charge(const char* function, double epsilon, double delta, const char* sql,
-                            std::optional<std::int64_t> released_keys) {
-  const std::int64_t units = charge_units(epsilon);
+                            std::optional<std::int64_t> released_keys, double rho) {
+  // A Gaussian release has no epsilon of its own (0 units): the accountant
+  // converts its rho (docs/accounting.md).
+  const std::int64_t units = rho > 0 && epsilon == 0 ? 0 : charge_units(epsilon);
   const DeltaUnits delta_units = delta_charge_units(delta);
   delta += 0.0;  // -0 is 0
   if (released_keys && *released_keys < 0)
     throw std::invalid_argument("released_keys must be at least 0, but is " + std::to_string(*released_keys));
+  if (!(rho >= 0 && std::isfinite(rho)))
+    throw std::invalid_argument("rho must be a finite number >= 0, but is " + format_double(rho));
   exec("BEGIN IMMEDIATE");  // waits up to kBusyTimeoutMs for other writers
   try {
     sqlite3_reset(read_);
@@ -215,18 +266,54 @@ std::int64_t Ledger::charge(const char* function, double epsilon, double delta, 
     const std::int64_t total = sqlite3_column_int64(read_, 0), spent = sqlite3_column_int64(read_, 1);
     const DeltaUnits total_delta = delta_units_column(2), spent_delta = delta_units_column(3);
     sqlite3_reset(read_);
-    if (!budget_allows(spent, units, total))
-      throw std::runtime_error("privacy budget exhausted: " + format_double(units_to_epsilon(spent)) + " of " +
-                               format_double(units_to_epsilon(total)) + " spent, and this release costs " +
-                               format_double(epsilon));
-    if (total_delta == 0 && delta_units != 0)
-      throw std::runtime_error("privacy budget exhausted: this ledger has no delta budget (give one as "
-                               "dp_ledger_attach(path, total_epsilon, total_delta)), and this release costs delta " +
-                               format_double(delta));
-    if (!delta_budget_allows(spent_delta, delta_units, total_delta))
-      throw std::runtime_error("privacy budget exhausted: delta " + format_double(units_to_delta(spent_delta)) +
-                               " of " + format_double(units_to_delta(total_delta)) +
-                               " spent, and this release costs " + format_double(delta));
+    // The release fits if the whole history with it is within (epsilon,
+    // delta) under some valid accounting (docs/accounting.md): basic
+    // composition, counted exactly in units while no Gaussian release is in
+    // the history, or zCDP with the tight conversion (core/accounting.hpp,
+    // which also counts basic composition with Gaussian entries).
+    std::vector<zcdp::Entry> history;
+    bool gaussian = rho > 0;
+    if (total_delta != 0) {  // without a delta budget no Gaussian release can have been charged
+      history = read_history();
+      for (const zcdp::Entry& e : history) gaussian = gaussian || e.kind == zcdp::Entry::Kind::gaussian;
+    }
+    const bool exact_basic = !gaussian && budget_allows(spent, units, total) &&
+                             !(total_delta == 0 && delta_units != 0) &&
+                             delta_budget_allows(spent_delta, delta_units, total_delta);
+    if (!exact_basic) {
+      // Basic composition's own refusal, as without Gaussian releases.
+      std::string why;
+      if (rho > 0 && total_delta == 0)
+        why = "privacy budget exhausted: this ledger has no delta budget (give one as "
+              "dp_ledger_attach(path, total_epsilon, total_delta)), and a Gaussian release needs one (this one costs "
+              "rho " + format_double(rho) + ")";
+      else if (!gaussian && !budget_allows(spent, units, total))
+        why = "privacy budget exhausted: " + format_double(units_to_epsilon(spent)) + " of " +
+              format_double(units_to_epsilon(total)) + " spent, and this release costs " + format_double(epsilon);
+      else if (total_delta == 0 && delta_units != 0)
+        why = "privacy budget exhausted: this ledger has no delta budget (give one as "
+              "dp_ledger_attach(path, total_epsilon, total_delta)), and this release costs delta " +
+              format_double(delta);
+      else if (!gaussian)
+        why = "privacy budget exhausted: delta " + format_double(units_to_delta(spent_delta)) + " of " +
+              format_double(units_to_delta(total_delta)) + " spent, and this release costs " + format_double(delta);
+      if (total_delta == 0) throw std::runtime_error(why);  // no zCDP conversion without a delta
+      // zCDP (and, with Gaussian releases, basic composition as the core counts it).
+      const zcdp::Entry extra = rho > 0      ? zcdp::Entry::gaussian(rho)
+                                : delta > 0 ? zcdp::Entry::approximate(epsilon, delta)
+                                            : zcdp::Entry::pure(epsilon);
+      const zcdp::Accounting a = zcdp::account(history, extra, 1, {total_, total_delta_});
+      if (!(a.zcdp_fits || (gaussian && a.basic_fits))) {
+        if (gaussian)
+          why = "privacy budget exhausted: with this release (" +
+                (rho > 0 ? "rho " + format_double(rho)
+                         : "epsilon " + format_double(epsilon) + (delta > 0 ? ", delta " + format_double(delta) : "")) +
+                ") basic composition gives (" + format_double(a.basic_eps) + ", " + format_double(a.basic_delta) +
+                "), over (" + format_double(total_) + ", " + format_double(total_delta_) + ")";
+        throw std::runtime_error(why + "; nor does zCDP fit: rho " + format_double(a.rho_total) + " gives delta " +
+                                 format_double(a.zcdp_delta) + " at epsilon " + format_double(total_));
+      }
+    }
     sqlite3_reset(insert_);
     sqlite3_bind_text(insert_, 1, function, -1, SQLITE_STATIC);
     sqlite3_bind_double(insert_, 2, epsilon);
@@ -239,6 +326,7 @@ std::int64_t Ledger::charge(const char* function, double epsilon, double delta, 
     sqlite3_bind_text(insert_, 7, delta_text.c_str(), -1, SQLITE_TRANSIENT);
     if (released_keys) sqlite3_bind_int64(insert_, 8, *released_keys);
     else sqlite3_bind_null(insert_, 8);
+    sqlite3_bind_double(insert_, 9, rho);
     const int ins = sqlite3_step(insert_);
     sqlite3_reset(insert_);
     sqlite3_clear_bindings(insert_);
@@ -257,6 +345,7 @@ std::int64_t Ledger::charge(const char* function, double epsilon, double delta, 
     return id;
   } catch (...) {
     sqlite3_reset(read_);
+    sqlite3_reset(history_);
     rollback();
     throw;
   }
@@ -309,7 +398,7 @@ double Ledger::delta_remaining() {
 std::vector<Ledger::Entry> Ledger::entries() {
   Stmt q;
   if (sqlite3_prepare_v2(db_,
-                         "SELECT id, time, function, epsilon, delta, released_keys, sql, pid FROM optdp_charges "
+                         "SELECT id, time, function, epsilon, delta, released_keys, sql, pid, rho FROM optdp_charges "
                          "ORDER BY id",
                          -1, q.out(), nullptr) != SQLITE_OK)
     throw std::runtime_error("the ledger " + quote_text(path_, kMaxPathShown) + " cannot be read: " + sqlite3_errmsg(db_));
@@ -325,6 +414,7 @@ std::vector<Ledger::Entry> Ledger::entries() {
     if (sqlite3_column_type(q, 5) != SQLITE_NULL) e.released_keys = sqlite3_column_int64(q, 5);
     if (sqlite3_column_type(q, 6) != SQLITE_NULL) e.sql = reinterpret_cast<const char*>(sqlite3_column_text(q, 6));
     e.pid = sqlite3_column_int64(q, 7);
+    e.rho = sqlite3_column_double(q, 8);
     out.push_back(std::move(e));
   }
   if (rc != SQLITE_DONE) throw std::runtime_error("the ledger " + quote_text(path_, kMaxPathShown) + " cannot be read: " + sqlite3_errmsg(db_));

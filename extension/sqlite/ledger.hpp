@@ -5,8 +5,11 @@
 // reconnecting) can undo a charge. Every release is charged in one
 // IMMEDIATE transaction: read the budget, refuse if the charge does not fit,
 // record it, commit durably (WAL, synchronous FULL by default), and only then
-// may the value be returned. The account is (epsilon, delta): a charge adds
-// both, and is refused if either total would be exceeded. Budget arithmetic is
+// may the value be returned. The budget is one (epsilon, delta) guarantee for
+// everything recorded: a charge is refused unless the whole history with it
+// fits under basic composition (epsilons and deltas add) or under zCDP
+// (Gaussian releases' rho, pure releases' eps^2/2, converted tightly;
+// docs/accounting.md). Budget arithmetic is
 // in exact integer units (core/budget.hpp): 10^-12 for epsilon, 2^-120 for
 // delta (every double delta >= 2^-68 is counted exactly).
 //
@@ -23,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "core/accounting.hpp"
 #include "core/budget.hpp"
 #include "sqlite/api.hpp"
 #include "sqlite/stmt.hpp"
@@ -43,6 +47,7 @@ class Ledger {
     std::optional<std::int64_t> released_keys;  // set by grouped releases only
     std::optional<std::string> sql;
     std::int64_t pid;
+    double rho;  // a Gaussian release's zCDP cost; 0 for the others
   };
 
   // Creates the ledger at path recording total (epsilon) and total_delta, or
@@ -67,8 +72,14 @@ class Ledger {
   // std::invalid_argument for a delta outside [0, 1] or negative
   // released_keys. released_keys (the number of keys a grouped release
   // published) is recorded as given; NULL when absent. Returns the entry's id.
+  // rho > 0: a Gaussian release (epsilon and delta 0), accounted in zCDP.
+  // The charge fits if the whole history with it is within the budget under
+  // basic composition or under zCDP (docs/accounting.md).
   std::int64_t charge(const char* function, double epsilon, double delta, const char* sql,
-                      std::optional<std::int64_t> released_keys = std::nullopt);
+                      std::optional<std::int64_t> released_keys = std::nullopt, double rho = 0);
+  // The ledger's history as the accountant sees it, and both accountings of it.
+  std::vector<zcdp::Entry> history();
+  zcdp::Accounting accounting();
   // Records the number of keys a grouped release published in its entry,
   // which was charged before the release read its rows (the number is a
   // function of the noisy output only). Throws std::runtime_error if the
@@ -92,6 +103,7 @@ class Ledger {
     DeltaUnits delta_units;
   };
   Spent spent_units();
+  std::vector<zcdp::Entry> read_history();
   // Column `column` of read_ (a decimal count of delta units); throws if it is not one.
   DeltaUnits delta_units_column(int column) const;
 
@@ -103,7 +115,7 @@ class Ledger {
   DeltaUnits total_delta_units_;
   Durability durability_;
   sqlite3* db_ = nullptr;
-  Stmt read_, insert_, update_, keys_;
+  Stmt read_, insert_, update_, keys_, history_;
 };
 
 }  // namespace optdp::sql

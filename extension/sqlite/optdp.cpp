@@ -69,6 +69,8 @@ constexpr const char* kSum45[] = {"eps", "lower", "upper", "cost"};
 constexpr const char* kSelect[] = {"eps", "sensitivity", "method"};
 constexpr const char* kQuantile[] = {"q", "eps", "lower", "upper"};
 constexpr const char* kBounded[] = {"eps", "lower", "upper"};  // private_median, private_avg/var/stddev
+constexpr const char* kRho[] = {"rho"};
+constexpr const char* kGaussianSum[] = {"rho", "lower", "upper"};
 
 constexpr Function kFunctions[] = {
     {"private_count", 1, kRelease, nullptr, private_count_step<1>, private_count_final1, 0, kAlpha, check_count_params},
@@ -86,6 +88,10 @@ constexpr Function kFunctions[] = {
     {"private_avg", 4, kRelease, nullptr, private_avg_step, private_avg_final, 1, kBounded, check_moment_params},
     {"private_var", 4, kRelease, nullptr, private_var_step, private_var_final, 1, kBounded, check_moment_params},
     {"private_stddev", 4, kRelease, nullptr, private_stddev_step, private_stddev_final, 1, kBounded, check_moment_params},
+    {"gaussian_count", 1, kRelease, nullptr, gaussian_count_step<1>, gaussian_count_final1, 0, kRho, check_gaussian_count_params},
+    {"gaussian_count", 2, kRelease, nullptr, gaussian_count_step<2>, gaussian_count_final2, 1, kRho, check_gaussian_count_params},
+    {"gaussian_sum", 4, kRelease, nullptr, gaussian_sum_step, gaussian_sum_final, 1, kGaussianSum, check_gaussian_sum_params},
+    {"dp_rho", 2, kDeterministic, dp_rho_fn, nullptr, nullptr},
     {"staircase_gamma", 2, kDeterministic, staircase_gamma_fn, nullptr, nullptr},
     {"noise_cost", 4, kDeterministic, noise_cost_fn, nullptr, nullptr},
     {"dp_sum_grid", 3, kDeterministic, dp_sum_grid_fn, nullptr, nullptr},
@@ -104,6 +110,10 @@ constexpr Function kFunctions[] = {
     {"dp_budget_spent", 0, kStateful, dp_budget_spent_fn, nullptr, nullptr},
     {"dp_delta_remaining", 0, kStateful, dp_delta_remaining_fn, nullptr, nullptr},
     {"dp_delta_spent", 0, kStateful, dp_delta_spent_fn, nullptr, nullptr},
+    {"dp_further_releases", 2, kStateful, dp_further_releases_fn, nullptr, nullptr},
+    {"dp_further_releases", 3, kStateful, dp_further_releases_fn, nullptr, nullptr},
+    {"dp_gaussian_sigma", 1, kStateful, dp_gaussian_sigma_fn, nullptr, nullptr},
+    {"dp_gaussian_sigma", 2, kStateful, dp_gaussian_sigma_fn, nullptr, nullptr},
     {"dp_rng", 0, kStateful, dp_rng, nullptr, nullptr},
     {"dp_analyst_mode", 1, kDirectOnly, dp_analyst_mode_fn, nullptr, nullptr},
     {"dp_analyst_refusal", 0, kStateful, dp_analyst_refusal_fn, nullptr, nullptr},
@@ -112,7 +122,7 @@ constexpr Function kFunctions[] = {
 // Every table-valued function (eponymous virtual table).
 const TableFunction* const kTables[] = {&kGeometricMatrix, &kDerivationMatrix, &kStaircasePmf, &kOptimalRemap,
                                         &kOptimalMechanism, &kMinimaxRemap, &kMinimaxMechanism, &kReleaseLevels, &kPrivateGroups,
-                                        &kSelectionProbabilities, &kLedgerEntries};
+                                        &kSelectionProbabilities, &kLedgerEntries, &kLedgerAccounts};
 
 // Every function optdp registers: the table above, then
 // private_count_levels(alpha_1..alpha_k) and private_count_levels_of(x,

@@ -8,8 +8,9 @@
 //      validated (F::plan), before any row is looked at;
 //   2. allocation: the aggregate context, sizeof(Ctx) + F::extra_bytes(plan)
 //      bytes, its size fixed by the parameters;
-//   3. charge: the ledger, at F::epsilon(plan) (F::init first, if the form
-//      has one, for state outside the context);
+//   3. charge: the ledger, at F::epsilon(plan), or F::rho(plan) for a
+//      Gaussian form (F::init first, if the form has one, for state outside
+//      the context);
 //   4. stream: each row goes into F::add, which cannot fail;
 //   5. noise and release: F::release, once, in the final call.
 //
@@ -24,7 +25,7 @@
 //   struct Plan;   trivially copyable: the validated parameters
 //   struct Data;   trivially copyable, zeroed by SQLite: the exact aggregate
 //   static Plan plan(const std::vector<Param>& params, int argc);   throws
-//   static double epsilon(const Plan&);
+//   static double epsilon(const Plan&);   or, for a Gaussian form, static double rho(const Plan&);
 //   static void add(const Plan&, Data&, std::byte* extra, sqlite3_value** argv) noexcept;
 //   static void release(sqlite3_context*, Connection&, const Plan&, Data&, std::byte* extra);  throws
 // and optionally:
@@ -102,7 +103,8 @@ struct Aggregate {
     std::memcpy(static_cast<void*>(&st->plan), &*plan, sizeof(Plan));
     st->ready = guard(ctx, F::kName, [&] {
       if constexpr (requires { F::init(st->plan, st->data); }) F::init(st->plan, st->data);
-      connection(ctx).charge(F::kName, F::epsilon(st->plan));
+      if constexpr (requires { F::rho(st->plan); }) connection(ctx).charge_gaussian(F::kName, F::rho(st->plan));
+      else connection(ctx).charge(F::kName, F::epsilon(st->plan));
     });
     return st;
   }

@@ -90,6 +90,11 @@ class Db {
     if (v.size() != 1) throw std::runtime_error("expected one row: " + sql);
     return v[0];
   }
+  double one_real(const std::string& sql) {
+    auto v = reals(sql);
+    if (v.size() != 1) throw std::runtime_error("expected one row: " + sql);
+    return v[0];
+  }
   // The error message of sql, or "" if it succeeded.
   std::string error_of(const std::string& sql) {
     char* err = nullptr;

@@ -433,6 +433,8 @@ class TestLedgerCharges(LedgerTestCase):
         self.db.execute("select g, private_count_levels(0.2, 0.5) from t group by g").fetchall()
         self.db.execute("select * from release_levels(1, 5, '[0.5]')").fetchall()
         entries = self.db.execute("select * from dp_ledger_entries").fetchall()
+        self.assertEqual({e[8] for e in entries}, {0.0})  # rho: none is a Gaussian release
+        entries = [e[:8] for e in entries]
         # (function, epsilon, delta, released_keys, sql, pid): no release so far costs delta,
         # and released_keys is for grouped releases only.
         self.assertEqual([tuple(e[2:]) for e in entries], [
@@ -1015,7 +1017,7 @@ CREATE TABLE IF NOT EXISTS optdp_charges(
   sql TEXT,
   pid INTEGER NOT NULL);
 """
-ENTRY_COLUMNS = ["id", "time", "function", "epsilon", "delta", "released_keys", "sql", "pid"]
+ENTRY_COLUMNS = ["id", "time", "function", "epsilon", "delta", "released_keys", "sql", "pid", "rho"]
 
 
 def delta_total_units(d):
@@ -1251,7 +1253,7 @@ class TestLedgerDelta(LedgerTestCase):
         self.assertEqual(self.attach(3.0), (total_units(3.0) - spent0) / 1e12)
         self.assertEqual(columns(self.ledger, "optdp_budget"),
                          old_budget + ["total_delta", "total_delta_units", "spent_delta_units"])
-        self.assertEqual(columns(self.ledger, "optdp_charges"), old_charges + ["delta", "delta_units", "released_keys"])
+        self.assertEqual(columns(self.ledger, "optdp_charges"), old_charges + ["delta", "delta_units", "released_keys", "rho"])
         self.assertEqual(delta_row(self.ledger), [(0.0, "0", "0")])
         self.assertEqual(self.db.execute("select dp_budget_spent(), dp_delta_spent(), dp_delta_remaining()").fetchall(),
                          [(spent0 / 1e12, 0.0, 0.0)])
@@ -1288,7 +1290,7 @@ class TestLedgerDelta(LedgerTestCase):
             self.assertFalse([m for m in msgs if "x" in m or "e" in m], msgs)
         self.assertEqual(columns(self.ledger, "optdp_budget")[-3:],
                          ["total_delta", "total_delta_units", "spent_delta_units"])
-        self.assertEqual(columns(self.ledger, "optdp_charges")[-3:], ["delta", "delta_units", "released_keys"])
+        self.assertEqual(columns(self.ledger, "optdp_charges")[-4:], ["delta", "delta_units", "released_keys", "rho"])
         self.assertEqual(len(charges(self.ledger)), 9)
         self.assertEqual(delta_row(self.ledger), [(0.0, "0", "0")])
         self.assertConsistent()

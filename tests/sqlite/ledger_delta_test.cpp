@@ -88,11 +88,15 @@ class LedgerDelta : public testing::Test {
   std::string dir_, path_;
 };
 
+// The message of f's exception, up to the zCDP accounting's part (a refusal
+// of a ledger with a delta budget says why basic composition refuses, then
+// "; nor does zCDP fit: ...", checked in ZcdpIsTriedToo).
 std::string message_of(const std::function<void()>& f) {
   try {
     f();
   } catch (const std::exception& e) {
-    return e.what();
+    const std::string m = e.what();
+    return m.substr(0, m.find("; nor does zCDP fit: "));
   }
   return "(no error)";
 }
@@ -192,7 +196,7 @@ TEST_F(LedgerDelta, ManyTinyDeltasNeverExceedTheTotal) {
     } catch (const std::runtime_error& e) {
       EXPECT_EQ(fits, 100);
       // Spent: exactly 100 times the double 1e-7, shown rounded to a double.
-      EXPECT_EQ(std::string(e.what()),
+      EXPECT_EQ(message_of([&] { throw e; }),
                 "privacy budget exhausted: delta 9.999999999999999e-06 of 1e-05 spent, and this release costs 1e-07");
       break;
     }
@@ -208,8 +212,11 @@ TEST_F(LedgerDelta, ManyTinyDeltasNeverExceedTheTotal) {
 }
 
 TEST_F(LedgerDelta, DeltasBelowOneUnitAreRoundedUp) {
-  // A total of 5 units (5 * 2^-120) and charges of 3/16 of a unit: each costs
-  // a whole unit, so 5 fit, not the 26 that exact arithmetic would allow.
+  // A total of 5 units (5 * 2^-120) and charges of 3/16 of a unit: in basic
+  // composition's units each costs a whole unit, so 5 fit; the zCDP
+  // accounting sums the deltas themselves (rounded up, with a pure part
+  // e^-huge at epsilon 1e6) and admits the 26 that exact arithmetic allows,
+  // never a 27th (27 * 3/16 > 5).
   Ledger l(path_, 1e6, std::ldexp(5.0, -120), kNormal);
   int fits = 0;
   for (int i = 0; i < 30; ++i) {
@@ -220,8 +227,28 @@ TEST_F(LedgerDelta, DeltasBelowOneUnitAreRoundedUp) {
       break;
     }
   }
-  EXPECT_EQ(fits, 5);
-  EXPECT_EQ(units("SELECT spent_delta_units FROM optdp_budget"), DeltaUnits{5});
+  EXPECT_EQ(fits, 26);
+  EXPECT_EQ(units("SELECT spent_delta_units FROM optdp_budget"), DeltaUnits{26});  // basic's rounded-up units
+}
+
+TEST_F(LedgerDelta, ZcdpIsTriedToo) {
+  // Past basic composition's epsilon, zCDP still admits pure releases (each
+  // eps^2/2); its refusal says both accountings' figures.
+  Ledger l(path_, 1.0, 1e-6, kNormal);
+  int fits = 0;
+  std::string last;
+  for (int i = 0; i < 1000; ++i) {
+    try {
+      l.charge("f", 0.01, 0, nullptr);
+      ++fits;
+    } catch (const std::runtime_error& e) {
+      last = e.what();
+      break;
+    }
+  }
+  EXPECT_GT(fits, 400);  // basic alone: 100; zCDP: rho 5e-5 each, about 486 within (1, 1e-6)
+  EXPECT_NE(last.find("; nor does zCDP fit: rho "), std::string::npos) << last;
+  EXPECT_EQ(l.entries().size(), static_cast<std::size_t>(fits));
 }
 
 TEST_F(LedgerDelta, BadChargesAreRefusedBeforeTheLedgerIsTouched) {
