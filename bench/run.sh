@@ -7,6 +7,7 @@
 #   bench/run.sh grouped              # private_groups vs its SQL baseline, 10M rows (not in the default set)
 #   bench/run.sh select               # private_select over 10,000 candidates (not in the default set)
 #   bench/run.sh gaussian             # discrete Gaussian vs two-sided geometric per sample (not in the default set)
+#   bench/run.sh gaussian_groups      # private_groups' count errors, Gaussian vs geometric, by max_groups (not in the default set)
 #   bench/run.sh moments              # private_avg's error vs the naive ratio; avg, var, median vs sum() at 10M rows
 #   GROUPED_ARGS="--rows 1000000 --reps 7" bench/run.sh grouped
 #   ROWS=1000000 bench/run.sh sql     # smaller SQL table
@@ -37,7 +38,8 @@ for b in "${benches[@]}"; do
     grouped) ;;
     select|moments) ;;
     gaussian) targets+=(gaussian_bench) ;;
-    *) echo "bench/run.sh: unknown benchmark '$b' (sampler, sql, matrix, timing, grouped, select, moments, gaussian)" >&2; exit 2 ;;
+    gaussian_groups) ;;
+    *) echo "bench/run.sh: unknown benchmark '$b' (sampler, sql, matrix, timing, grouped, select, moments, gaussian, gaussian_groups)" >&2; exit 2 ;;
   esac
 done
 
@@ -79,6 +81,11 @@ for b in "${benches[@]}"; do
       # shellcheck disable=SC2086
       "$build/bench/gaussian_bench" ${GAUSSIAN_ARGS:---benchmark_repetitions=7 --benchmark_report_aggregates_only=true} |
         tee "$build/gaussian_bench.txt" ;;
+    gaussian_groups)
+      echo "== gaussian_groups_bench"
+      # shellcheck disable=SC2086
+      "$python" "$root/bench/gaussian_groups_bench.py" --module "$build/optdp.so" ${GAUSSIAN_GROUPS_ARGS:-} |
+        tee "$build/gaussian_groups_bench.txt" ;;
     moments)
       echo "== moments_bench"
       # shellcheck disable=SC2086

@@ -494,8 +494,8 @@ def groups_eps_floor(arg):
 def private_groups_probes():
     q = "a query returning (unit, key[, value]) ORDER BY 1"
     order = "rows_query must end with ORDER BY 1 (its unit column), so that each unit's rows arrive together"
-    opts = "options must be name=value items (max_groups, max_rows, lower, upper, delta), but has %s"
-    known = "(known: max_groups, max_rows, lower, upper, delta)"
+    opts = "options must be name=value items (max_groups, max_rows, lower, upper, delta, noise), but has %s"
+    known = "(known: max_groups, max_rows, lower, upper, delta, noise)"
     return {
         "rows_query": [
             V("NULL", "NULL", "null", None, expect="rows_query must be text (%s), but is NULL" % q),
@@ -558,6 +558,13 @@ def private_groups_probes():
                  expect="options lower and upper apply only when the query returns a value (a third column)"),
             text("delta with public keys", "delta=1e-5",
                  expect="option delta applies only to private keys (no keys query); public keys need none"),
+            text("noise=laplace", "noise=laplace", expect="option noise must be 'optimal' or 'gaussian', but is "
+                                                          "'laplace'"),
+            text("noise=gaussian without delta", "noise=gaussian",
+                 expect="option noise=gaussian needs option delta > 0: the release is (epsilon, delta)-DP through "
+                        "zCDP"),
+            text("noise=gaussian, delta=1", "noise=gaussian, delta=1",
+                 expect="option delta must be in (0, 1), but is 1"),
         ],
         "keys_query": [
             V("NULL (private keys, no delta)", "NULL", "null", None,
@@ -1134,7 +1141,7 @@ FUNCTIONS = [
     Fn("private_groups", "table",
        [("rows_query", "'SELECT 1, 1 ORDER BY 1'", "a query of (unit, key[, value]) ending with ORDER BY 1" + LIT),
         ("epsilon", "1.0", "finite, > 0" + LIT),
-        ("options", "'max_groups=1'", "NULL or 'name=value, ...' (max_groups, max_rows, lower, upper, delta)" + LIT),
+        ("options", "'max_groups=1'", "NULL or 'name=value, ...' (max_groups, max_rows, lower, upper, delta, noise)" + LIT),
         ("keys_query", "'VALUES (1)'", "NULL (private keys) or a query of one column of public keys" + LIT)],
        [4], lambda sig: [constant_param(p) for p in sig] + [
            text_type("rows_query", "a query returning (unit, key[, value]) ORDER BY 1"),

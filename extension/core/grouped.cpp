@@ -13,6 +13,7 @@
 
 #include <sodium.h>
 
+#include "core/accounting.hpp"
 #include "core/format.hpp"
 #include "core/privacy.hpp"
 
@@ -20,7 +21,7 @@ namespace optdp {
 
 namespace {
 
-constexpr const char* kOptionNames = "max_groups, max_rows, lower, upper, delta";
+constexpr const char* kOptionNames = "max_groups, max_rows, lower, upper, delta, noise";
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ','; }
 
@@ -47,7 +48,7 @@ std::int64_t parse_count(std::string_view name, std::string_view value, std::int
 
 GroupedOptions parse_grouped_options(std::string_view text) {
   GroupedOptions o;
-  bool seen[5] = {};
+  bool seen[6] = {};
   std::size_t i = 0;
   while (true) {
     while (i < text.size() && is_space(text[i])) ++i;
@@ -67,6 +68,7 @@ GroupedOptions parse_grouped_options(std::string_view text) {
     else if (name == "lower") k = 2;
     else if (name == "upper") k = 3;
     else if (name == "delta") k = 4;
+    else if (name == "noise") k = 5;
     else
       throw std::invalid_argument("options: unknown option " + quote_text(name) + " (known: " + kOptionNames + ")");
     if (seen[k]) throw std::invalid_argument("options: " + std::string(name) + " is given twice");
@@ -76,7 +78,12 @@ GroupedOptions parse_grouped_options(std::string_view text) {
       case 1: o.max_rows = parse_count(name, value, GroupedOptions::kMaxRows); break;
       case 2: o.lower = parse_number(name, value); break;
       case 3: o.upper = parse_number(name, value); break;
-      default: o.delta = parse_number(name, value); break;
+      case 4: o.delta = parse_number(name, value); break;
+      default:
+        if (value != "gaussian" && value != "optimal")
+          throw std::invalid_argument("option noise must be 'optimal' or 'gaussian', but is " + quote_text(value));
+        o.gaussian = value == "gaussian";
+        break;
     }
   }
   return o;
@@ -109,8 +116,35 @@ GroupedPlan::GroupedPlan(double epsilon, const GroupedOptions& o, bool has_value
       R_(o.max_rows),
       has_value_(has_value),
       parts_(1 + (has_value ? 1 : 0) + (private_keys ? 1 : 0)),
-      eps_part_((check_positive(epsilon, "epsilon"), divide_down(epsilon, parts_))),
-      count_(make_count(eps_part_, G_, R_)) {
+      eps_part_((check_positive(epsilon, "epsilon"), divide_down(epsilon, parts_))) {
+  gaussian_ = o.gaussian;
+  double rho_part = 0;
+  if (gaussian_) {
+    if (private_keys)
+      throw std::invalid_argument("option noise=gaussian needs public keys (a keys query): partition selection is "
+                                  "calibrated for pure noise");
+    if (!o.delta)
+      throw std::invalid_argument("option noise=gaussian needs option delta > 0: the release is (epsilon, delta)-DP "
+                                  "through zCDP");
+    delta_ = *o.delta;
+    if (!(delta_ > 0 && delta_ < 1))
+      throw std::invalid_argument("option delta must be in (0, 1), but is " + format_double(delta_));
+    rho_ = zcdp::rho_for_epsilon_delta(epsilon, delta_);
+    rho_part = divide_down(rho_, parts_);
+    // L2 sensitivity of the counts for 2G keys moved by R each: R sqrt(2G);
+    // sigma^2 = (2 G R^2) / (2 rho_part), rounded up.
+    const __float128 G = static_cast<__float128>(G_), R = static_cast<__float128>(R_);
+    __float128 s2 = G * R * R / static_cast<__float128>(rho_part);
+    count_sigma2_ = static_cast<double>(s2);
+    if (static_cast<__float128>(count_sigma2_) < s2) count_sigma2_ = std::nextafter(count_sigma2_, HUGE_VAL);
+    if (!(count_sigma2_ <= DiscreteGaussian::kMaxSigma2))
+      throw std::invalid_argument("max_groups * max_rows^2 / rho must be at most 2^80 (the counts' noise), but is " +
+                                  format_double(count_sigma2_) + " (rho " + format_double(rho_) + ")");
+    count_gauss_.emplace(count_sigma2_);
+  } else {
+    count_.emplace(make_count(eps_part_, G_, R_));
+  }
+  {
   if (has_value) {
     if (!o.lower || !o.upper)
       throw std::invalid_argument(
@@ -126,17 +160,32 @@ GroupedPlan::GroupedPlan(double epsilon, const GroupedOptions& o, bool has_value
       throw std::invalid_argument("max_rows * (upper - lower) must be finite, but is " +
                                   format_double(R * upper_ - R * lower_));
     sum_eps_key_ = divide_down(eps_part_, 2.0 * static_cast<double>(G_));
+    // With Gaussian noise the grid is chosen as for pure noise of the same
+    // scale per key, eps = sqrt(2 rho_part / (2G)) (capped at 20).
+    const double grid_eps = gaussian_ ? std::min(std::sqrt(rho_part / static_cast<double>(G_)), 20.0) : sum_eps_key_;
     // The grid of a key's total, [R lower, R upper]; rows are quantized with its
     // step, so one unit's kept rows move a key's integer sum by at most
     // R * max(upper_q - lower_q, |lower_q|, |upper_q|).
-    grid_ = make_grid(sum_eps_key_, R * lower_, R * upper_, "max_rows * (upper - lower)");
+    grid_ = make_grid(std::max(grid_eps, 0x1p-30), R * lower_, R * upper_, "max_rows * (upper - lower)");
     grid_.lower_q = round_to_int64(lower_ * grid_.inv_g);
     grid_.upper_q = round_to_int64(upper_ * grid_.inv_g);
     if (grid_.lower_q == grid_.upper_q)
       throw std::invalid_argument("upper - lower must be at least one grid step (" + format_double(grid_.g) +
                                   "), but is " + format_double(upper_ - lower_));
     D_key_ = R_ * grid_.D();
-    stair_.emplace(sum_eps_key_, D_key_, IntegerStaircase::optimal_r(sum_eps_key_, D_key_, Cost::L1));
+    if (gaussian_) {
+      // L2 sensitivity D_key sqrt(2G) grid steps: sigma^2 = G D_key^2 / rho_part, rounded up.
+      const __float128 s2 = static_cast<__float128>(G_) * static_cast<__float128>(D_key_) *
+                            static_cast<__float128>(D_key_) / static_cast<__float128>(rho_part);
+      sum_sigma2_ = static_cast<double>(s2);
+      if (static_cast<__float128>(sum_sigma2_) < s2) sum_sigma2_ = std::nextafter(sum_sigma2_, HUGE_VAL);
+      if (!(sum_sigma2_ <= DiscreteGaussian::kMaxSigma2))
+        throw std::invalid_argument("the sums' Gaussian noise would exceed sigma^2 = 2^80 grid steps (max_groups " +
+                                    std::to_string(G_) + ", rho " + format_double(rho_) + ")");
+      sum_gauss_.emplace(sum_sigma2_);
+    } else {
+      stair_.emplace(sum_eps_key_, D_key_, IntegerStaircase::optimal_r(sum_eps_key_, D_key_, Cost::L1));
+    }
   } else if (o.lower || o.upper) {
     throw std::invalid_argument("options lower and upper apply only when the query returns a value (a third column)");
   }
@@ -152,8 +201,9 @@ GroupedPlan::GroupedPlan(double epsilon, const GroupedOptions& o, bool has_value
       throw std::invalid_argument(std::string("partition selection over 2 * max_groups keys at epsilon / ") +
                                   std::to_string(parts_) + ": " + e.what());
     }
-  } else if (o.delta) {
+  } else if (o.delta && !gaussian_) {
     throw std::invalid_argument("option delta applies only to private keys (no keys query); public keys need none");
+  }
   }
 }
 

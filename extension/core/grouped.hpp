@@ -32,6 +32,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/gaussian.hpp"
 #include "core/partition.hpp"
 #include "core/rng.hpp"
 #include "core/samplers.hpp"
@@ -46,10 +47,11 @@ struct GroupedOptions {
   std::int64_t max_rows = 1;
   std::optional<double> lower, upper;
   std::optional<double> delta;
+  bool gaussian = false;  // noise=gaussian (default noise=optimal: geometric counts, staircase sums)
 };
 
 // Parses "name=value, name=value" (commas or spaces between; names
-// max_groups, max_rows, lower, upper, delta; each at most once). NULL or ""
+// max_groups, max_rows, lower, upper, delta, noise; each at most once). NULL or ""
 // gives the defaults. Throws std::invalid_argument naming the option.
 GroupedOptions parse_grouped_options(std::string_view text);
 
@@ -69,7 +71,15 @@ class GroupedPlan {
   bool private_keys() const { return selection_.has_value(); }
   int parts() const { return parts_; }
   double part_epsilon() const { return eps_part_; }
-  double count_alpha() const { return count_.alpha(); }
+  double count_alpha() const { return count_ ? count_->alpha() : 0; }
+  // noise=gaussian: the release is rho-zCDP, rho = the largest that is
+  // (epsilon, delta)-DP (zcdp::rho_for_epsilon_delta), split evenly between
+  // the counts and the sums; each gets the discrete Gaussian with sigma^2 =
+  // (its L2 sensitivity for 2G keys moved)^2 / (2 rho_part).
+  bool gaussian() const { return gaussian_; }
+  double rho() const { return rho_; }
+  double count_sigma2() const { return count_sigma2_; }
+  double sum_sigma2() const { return sum_sigma2_; }
   double sum_epsilon_per_key() const { return sum_eps_key_; }
   double lower() const { return lower_; }
   double upper() const { return upper_; }
@@ -80,8 +90,10 @@ class GroupedPlan {
   std::int64_t sum_sensitivity() const { return D_key_; }
   const PartitionSelection* selection() const { return selection_ ? &*selection_ : nullptr; }
 
-  std::int64_t count_noise(Rng& rng) const { return count_(rng); }
-  std::int64_t sum_noise(Rng& rng) const { return stair_ ? (*stair_)(rng) : 0; }
+  std::int64_t count_noise(Rng& rng) const { return count_ ? (*count_)(rng) : (*count_gauss_)(rng); }
+  std::int64_t sum_noise(Rng& rng) const {
+    return stair_ ? (*stair_)(rng) : sum_gauss_ ? (*sum_gauss_)(rng) : 0;
+  }
 
  private:
   double epsilon_, delta_ = 0;
@@ -92,8 +104,11 @@ class GroupedPlan {
   double lower_ = 0, upper_ = 0;
   Grid grid_;
   std::int64_t D_key_ = 0;
-  TwoSidedGeometric count_;
+  bool gaussian_ = false;
+  double rho_ = 0, count_sigma2_ = 0, sum_sigma2_ = 0;
+  std::optional<TwoSidedGeometric> count_;
   std::optional<IntegerStaircase> stair_;
+  std::optional<DiscreteGaussian> count_gauss_, sum_gauss_;
   std::optional<PartitionSelection> selection_;
 };
 

@@ -245,7 +245,9 @@ std::unique_ptr<RowSource> open_private_groups(sqlite3_value** argv, Connection&
   const KeyPriority priority(rng);
 
   // The charge, before the first row.
-  const std::optional<std::int64_t> entry = conn.charge(kName, epsilon, plan.delta());
+  // (noise=gaussian: the rho that (epsilon, delta) converts to, composed in zCDP.)
+  const std::optional<std::int64_t> entry =
+      plan.gaussian() ? conn.charge_gaussian(kName, plan.rho()) : conn.charge(kName, epsilon, plan.delta());
 
   std::vector<ReleasedRows::Row> out;
   try {

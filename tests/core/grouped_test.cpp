@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/accounting.hpp"
 #include "core/grouped.hpp"
 #include "core/rng.hpp"
 #include "stats.hpp"
@@ -325,3 +326,26 @@ TEST(GroupedAccumulator, KeptRowsAreAUniformSubset) {
 }
 
 }  // namespace
+
+// noise=gaussian: rho from (epsilon, delta), split between counts and sums,
+// each sigma^2 = (L2 sensitivity for 2G keys moved)^2 / (2 rho_part).
+TEST(GroupedPlan, GaussianCalibration) {
+  const GroupedPlan a(1.0, opts("max_groups=100, max_rows=1, noise=gaussian, delta=1e-6"), false, false);
+  ASSERT_TRUE(a.gaussian());
+  const double rho = optdp::zcdp::rho_for_epsilon_delta(1.0, 1e-6);
+  EXPECT_EQ(a.rho(), rho);
+  EXPECT_GE(a.count_sigma2(), 100 * 1.0 / rho);  // (1 * sqrt(2 * 100))^2 / (2 rho)
+  EXPECT_LE(a.count_sigma2(), 100 * 1.0 / rho * (1 + 1e-15));
+  const GroupedPlan b(1.0, opts("max_groups=4, max_rows=3, lower=0, upper=10, noise=gaussian, delta=1e-6"), true,
+                      false);
+  EXPECT_EQ(b.parts(), 2);
+  EXPECT_NEAR(b.count_sigma2(), 4 * 9 / (rho / 2), 1e-9 * 4 * 9 / (rho / 2));
+  const double D = static_cast<double>(b.sum_sensitivity());
+  EXPECT_NEAR(b.sum_sigma2(), 4 * D * D / (rho / 2), 1e-9 * 4 * D * D / (rho / 2));
+  // Refusals: private keys, no delta, an unknown noise.
+  EXPECT_NE(plan_error(1.0, "noise=gaussian, delta=1e-6", false, true).find("noise=gaussian needs public keys"),
+            std::string::npos);
+  EXPECT_NE(plan_error(1.0, "noise=gaussian", false, false).find("noise=gaussian needs option delta"),
+            std::string::npos);
+  EXPECT_NE(error_of("noise=laplace").find("option noise must be 'optimal' or 'gaussian'"), std::string::npos);
+}

@@ -217,6 +217,26 @@ TEST(GroupedAudit, PublicKeysCountsAndSums) {
                  {{"D vs D + unit 9 (3 keys, 6 rows, values 0..10)", d, plus(d, unit9(true))}}, {1, 2, 3}, true, 0);
 }
 
+// noise=gaussian: (epsilon, delta)-DP through zCDP (P1 <= e^eps P0 + delta),
+// for neighbours that differ by a whole unit, added or replaced.
+TEST(GroupedAudit, GaussianCountsAndSums) {
+  const auto d = base_rows(true);
+  expect_private(pg(kRowsV, 2.0, "max_groups=2, max_rows=2, lower=0, upper=10, noise=gaussian, delta=0.01", kKeys),
+                 2.0, {{"D vs D + unit 9 (3 keys, 6 rows, values 0..10)", d, plus(d, unit9(true))}}, {1, 2, 3}, true,
+                 0.01);
+}
+
+TEST(GroupedAudit, GaussianCountsReplacedUnit) {
+  const auto d = base_rows(false);
+  const std::vector<Row> x = {{9, 1, 0}, {9, 1, 0}, {9, 1, 0}}, y = {{9, 2, 0}, {9, 2, 0}, {9, 2, 0}};
+  const AuditResult r = audit(pg(kRows, 2.0, "max_groups=1, max_rows=2, noise=gaussian, delta=0.01", kKeys),
+                              {"unit 9 in key 1 (3 rows) vs in key 2 (3 rows)", plus(d, x), plus(d, y)}, {1, 2, 3},
+                              false, 0.01);
+  EXPECT_LE(r.eps_lb, 2.0) << r.summary();
+  // The audit has power here: the joint event over keys 1 and 2 sees a good part of the claim.
+  EXPECT_GT(r.eps_lb, 0.5) << r.summary();
+}
+
 TEST(GroupedAudit, PrivateKeys) {
   // keys 1 and 2 have many units (always released); key 3 only unit 9's (its release is the delta event).
   std::vector<Row> d;
