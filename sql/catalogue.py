@@ -1996,6 +1996,14 @@ def special_cases():
         "SELECT delta = 0, typeof(delta), quote(released_keys) FROM dp_ledger_entries",
         {"rows": [[1, "real", "NULL"]]}, isolated=True,
         setup=["SELECT dp_ledger_attach(%s, 1.0, 1e-5)" % LD(5), "SELECT private_count(0.5) FROM t"])
+    add("private_groups", "options/noise=gaussian with private keys", "options",
+        "noise=gaussian, delta=1e-6 and no keys query",
+        "SELECT * FROM private_groups('SELECT 1, 1 ORDER BY 1', 1.0, 'noise=gaussian, delta=1e-6', NULL)",
+        e("private_groups", "option noise=gaussian needs public keys (a keys query): partition selection is "
+                            "calibrated for pure noise"))
+    add("private_groups", "options/noise=gaussian", "options", "noise=gaussian, delta=1e-6, public keys",
+        "SELECT count(*) FROM private_groups('SELECT 1, 1 ORDER BY 1', 1.0, 'noise=gaussian, delta=1e-6', "
+        "'VALUES (1)')", {"rows": [[1]]})
     # Planning with a ledger of (1, 1e-6): valid calls, then each argument's checks.
     add("dp_ledger_accounts", "state/ledger attached", None, "with a ledger",
         "SELECT accounting, fits FROM dp_ledger_accounts", {"rows": [["basic", 1], ["zcdp", 1]]},
