@@ -494,8 +494,9 @@ def groups_eps_floor(arg):
 def private_groups_probes():
     q = "a query returning (unit, key[, value]) ORDER BY 1"
     order = "rows_query must end with ORDER BY 1 (its unit column), so that each unit's rows arrive together"
-    opts = "options must be name=value items (max_groups, max_rows, lower, upper, delta, noise), but has %s"
-    known = "(known: max_groups, max_rows, lower, upper, delta, noise)"
+    opts = ("options must be name=value items (max_groups, max_rows, lower, upper, delta, noise, confidence), "
+            "but has %s")
+    known = "(known: max_groups, max_rows, lower, upper, delta, noise, confidence)"
     return {
         "rows_query": [
             V("NULL", "NULL", "null", None, expect="rows_query must be text (%s), but is NULL" % q),
@@ -558,6 +559,8 @@ def private_groups_probes():
                  expect="options lower and upper apply only when the query returns a value (a third column)"),
             text("delta with public keys", "delta=1e-5",
                  expect="option delta applies only to private keys (no keys query); public keys need none"),
+            text("confidence=1", "confidence=1", expect="option confidence must be in (0, 1), but is '1'"),
+            text("confidence=x", "confidence=x", expect="option confidence must be a finite number, but is 'x'"),
             text("noise=laplace", "noise=laplace", expect="option noise must be 'optimal' or 'gaussian', but is "
                                                           "'laplace'"),
             text("noise=gaussian without delta", "noise=gaussian",
@@ -933,6 +936,38 @@ def select_checks(sig):
     return c  # candidate and score are never errors
 
 
+def confidence_range(arg):
+    def c(v, call):
+        if not 0 < v.num < 1:
+            return "%s must be in (0, 1), but is %s" % (arg, fmt(v.num))
+    return (arg, c)
+
+
+def SUM_INTERVAL_PARAMS(second, default, domain):
+    return [("mechanism", "'staircase'", "'staircase' or 'laplace'"), (second, default, domain),
+            ("lower", "0", "finite, < upper"), ("upper", "10", "finite, > lower"),
+            ("confidence", "0.95", "a number in (0, 1)"), ("cost", "'l1'", "'l1', 'l2' or 'gamma=G' (staircase only)")]
+
+
+def sum_interval_checks(second):
+    """sum_interval / sum_interval_eps (intervals.cpp): mechanism, the second
+    argument, the bounds, confidence, cost, then the grid's checks."""
+    def checks(sig):
+        c = [text_type("mechanism", "'staircase' or 'laplace'"),
+             keyword("mechanism", ("staircase", "laplace"),
+                     lambda v: "mechanism must be 'staircase' or 'laplace', but is " + v.desc),
+             number(second), positive(second), number("lower"), number("upper"), number("confidence"),
+             confidence_range("confidence")]
+        if "cost" in sig:
+            c += [("mechanism", lambda v, call: "cost applies only to 'staircase'" if v.py == "laplace" else None),
+                  text_type("cost", "'l1', 'l2' or 'gamma=G'"), ("cost", cost_spec_check)]
+        if second == "eps":
+            c += [eps_for_sums()]
+        c += [finite("lower"), finite("upper"), ("lower", order_check), ("upper", width_check)]
+        return c
+    return checks
+
+
 def quantile_checks(median):
     """private_quantile / private_median: every parameter is read, then q, eps, the bounds and their grid."""
     def checks(sig):
@@ -1117,6 +1152,23 @@ FUNCTIONS = [
         ("upper", "10", "finite, > lower")], [3],
        lambda sig: [number("eps"), positive("eps"), number("lower"), number("upper"), eps_for_sums(),
                     finite("lower"), finite("upper"), ("lower", order_check), ("upper", width_check)]),
+    Fn("count_interval", "scalar", [("alpha", "0.5", ALPHA_DOM), ("confidence", "0.95", "a number in (0, 1)")],
+       [2], lambda sig: [alpha("alpha"), number("confidence"), confidence_range("confidence")]),
+    Fn("count_interval_alpha", "scalar",
+       [("half_width", "4", "an INTEGER >= 0"), ("confidence", "0.95", "a number in (0, 1)")], [2],
+       lambda sig: [integer("half_width"), ("half_width", lambda v, call: None if v.num >= 0 else
+                                            "half_width must be at least 0, but is %s" % v.desc),
+                    number("confidence"), confidence_range("confidence")]),
+    Fn("sum_interval", "scalar", SUM_INTERVAL_PARAMS("eps", "1.0", "finite, >= 2^-30"), [5, 6],
+       sum_interval_checks("eps")),
+    Fn("sum_interval_eps", "scalar", SUM_INTERVAL_PARAMS("half_width", "20", "a finite number > 0"), [5, 6],
+       sum_interval_checks("half_width")),
+    Fn("quantile_rank_error", "scalar",
+       [("eps", "1.0", EPS_DOM), ("lower", "0", "finite, < upper"), ("upper", "10", "finite, > lower"),
+        ("confidence", "0.95", "a number in (0, 1)")], [4],
+       lambda sig: [number("eps"), positive("eps"), number("lower"), number("upper"), number("confidence"),
+                    confidence_range("confidence"), finite("lower"), finite("upper"), ("lower", order_check),
+                    ("upper", quantile_grid_check)]),
     Fn("private_count_levels", "aggregate",
        [("alpha_%d" % i, level_default(i), (ALPHA_DOM + ", > alpha_%d" % (i - 1) if i > 1 else ALPHA_DOM) + LIT)
         for i in range(1, 17)],
@@ -1141,7 +1193,7 @@ FUNCTIONS = [
     Fn("private_groups", "table",
        [("rows_query", "'SELECT 1, 1 ORDER BY 1'", "a query of (unit, key[, value]) ending with ORDER BY 1" + LIT),
         ("epsilon", "1.0", "finite, > 0" + LIT),
-        ("options", "'max_groups=1'", "NULL or 'name=value, ...' (max_groups, max_rows, lower, upper, delta, noise)" + LIT),
+        ("options", "'max_groups=1'", "NULL or 'name=value, ...' (max_groups, max_rows, lower, upper, delta, noise, confidence)" + LIT),
         ("keys_query", "'VALUES (1)'", "NULL (private keys) or a query of one column of public keys" + LIT)],
        [4], lambda sig: [constant_param(p) for p in sig] + [
            text_type("rows_query", "a query returning (unit, key[, value]) ORDER BY 1"),

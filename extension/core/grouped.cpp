@@ -15,13 +15,14 @@
 
 #include "core/accounting.hpp"
 #include "core/format.hpp"
+#include "core/intervals.hpp"
 #include "core/privacy.hpp"
 
 namespace optdp {
 
 namespace {
 
-constexpr const char* kOptionNames = "max_groups, max_rows, lower, upper, delta, noise";
+constexpr const char* kOptionNames = "max_groups, max_rows, lower, upper, delta, noise, confidence";
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ','; }
 
@@ -48,7 +49,7 @@ std::int64_t parse_count(std::string_view name, std::string_view value, std::int
 
 GroupedOptions parse_grouped_options(std::string_view text) {
   GroupedOptions o;
-  bool seen[6] = {};
+  bool seen[7] = {};
   std::size_t i = 0;
   while (true) {
     while (i < text.size() && is_space(text[i])) ++i;
@@ -69,6 +70,7 @@ GroupedOptions parse_grouped_options(std::string_view text) {
     else if (name == "upper") k = 3;
     else if (name == "delta") k = 4;
     else if (name == "noise") k = 5;
+    else if (name == "confidence") k = 6;
     else
       throw std::invalid_argument("options: unknown option " + quote_text(name) + " (known: " + kOptionNames + ")");
     if (seen[k]) throw std::invalid_argument("options: " + std::string(name) + " is given twice");
@@ -79,6 +81,11 @@ GroupedOptions parse_grouped_options(std::string_view text) {
       case 2: o.lower = parse_number(name, value); break;
       case 3: o.upper = parse_number(name, value); break;
       case 4: o.delta = parse_number(name, value); break;
+      case 6:
+        o.confidence = parse_number(name, value);
+        if (!(o.confidence > 0 && o.confidence < 1))
+          throw std::invalid_argument("option confidence must be in (0, 1), but is " + quote_text(value));
+        break;
       default:
         if (value != "gaussian" && value != "optimal")
           throw std::invalid_argument("option noise must be 'optimal' or 'gaussian', but is " + quote_text(value));
@@ -205,6 +212,38 @@ GroupedPlan::GroupedPlan(double epsilon, const GroupedOptions& o, bool has_value
     throw std::invalid_argument("option delta applies only to private keys (no keys query); public keys need none");
   }
   }
+}
+
+std::optional<std::int64_t> GroupedPlan::count_half_width(double confidence) const {
+  if (count_) return geometric_half_width(count_->alpha(), confidence);
+  return discrete_gaussian_half_width(count_sigma2_, confidence);
+}
+
+std::optional<double> GroupedPlan::sum_half_width(double confidence) const {
+  std::optional<std::int64_t> h;
+  if (stair_) h = staircase_half_width(stair_->b(), stair_->D(), stair_->r(), confidence);
+  else if (sum_gauss_) h = discrete_gaussian_half_width(sum_sigma2_, confidence);
+  else check_confidence(confidence);
+  if (!h) return std::nullopt;
+  return static_cast<double>(*h) * grid_.g;
+}
+
+std::optional<std::pair<double, double>> mean_interval(const GroupedPlan& plan, const GroupedRelease& r,
+                                                       double confidence) {
+  if (!plan.has_value()) return std::nullopt;
+  const double inner = (1 + confidence) / 2;
+  const auto hc = plan.count_half_width(inner);
+  const auto hs = plan.sum_half_width(inner);
+  if (!hc || !hs) return std::nullopt;
+  const double n_lo = static_cast<double>(r.count) - static_cast<double>(*hc);
+  if (!(n_lo >= 1)) return std::pair{plan.lower(), plan.upper()};
+  const double n_hi = static_cast<double>(r.count) + static_cast<double>(*hc);
+  const double s_lo = r.sum - *hs, s_hi = r.sum + *hs;
+  const double q[] = {s_lo / n_lo, s_lo / n_hi, s_hi / n_lo, s_hi / n_hi};
+  double lo = *std::min_element(std::begin(q), std::end(q)), hi = *std::max_element(std::begin(q), std::end(q));
+  lo = std::nextafter(lo, -HUGE_VAL);  // the divisions' rounding, outward
+  hi = std::nextafter(hi, HUGE_VAL);
+  return std::pair{std::clamp(lo, plan.lower(), plan.upper()), std::clamp(hi, plan.lower(), plan.upper())};
 }
 
 KeyPriority::KeyPriority(Rng& rng) {

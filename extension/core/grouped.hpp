@@ -30,6 +30,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/gaussian.hpp"
@@ -47,11 +48,12 @@ struct GroupedOptions {
   std::int64_t max_rows = 1;
   std::optional<double> lower, upper;
   std::optional<double> delta;
+  double confidence = 0.95;  // of the intervals released beside the values
   bool gaussian = false;  // noise=gaussian (default noise=optimal: geometric counts, staircase sums)
 };
 
 // Parses "name=value, name=value" (commas or spaces between; names
-// max_groups, max_rows, lower, upper, delta, noise; each at most once). NULL or ""
+// max_groups, max_rows, lower, upper, delta, noise, confidence; each at most once). NULL or ""
 // gives the defaults. Throws std::invalid_argument naming the option.
 GroupedOptions parse_grouped_options(std::string_view text);
 
@@ -89,6 +91,13 @@ class GroupedPlan {
   // The sensitivity of one key's integer sum, in grid steps.
   std::int64_t sum_sensitivity() const { return D_key_; }
   const PartitionSelection* selection() const { return selection_ ? &*selection_ : nullptr; }
+
+  // The exact half-widths of the noise at a confidence (core/intervals.hpp):
+  // a count's, in rows, and a sum's, in the values' units (a multiple of the
+  // grid step; nullopt without a value column). nullopt also for Gaussian
+  // noise too wide to sum its law (sigma^2 > 2^34).
+  std::optional<std::int64_t> count_half_width(double confidence) const;
+  std::optional<double> sum_half_width(double confidence) const;
 
   std::int64_t count_noise(Rng& rng) const { return count_ ? (*count_)(rng) : (*count_gauss_)(rng); }
   std::int64_t sum_noise(Rng& rng) const {
@@ -186,6 +195,16 @@ struct GroupedRelease {
   double sum = 0;              // (sum + noise) * g
   std::optional<double> mean;  // clamp(sum / count, lower, upper) when count > 0
 };
+
+// The mean's interval at `confidence` around the bounded statistic (the kept
+// rows' quantized values over their number), from the released count and sum
+// alone: the count and sum intervals at confidence (1 + confidence) / 2 both
+// hold with probability >= confidence (a union bound); then the mean lies
+// between the extreme ratios of their ends, within [lower, upper] (the whole
+// [lower, upper] when the count's lower end is below 1). std::nullopt without
+// a value column or when a half-width is not available.
+std::optional<std::pair<double, double>> mean_interval(const GroupedPlan& plan, const GroupedRelease& r,
+                                                       double confidence);
 
 // Releases key `totals` under plan: for private keys first the selection test
 // (std::nullopt: not released), then the noise. Draws noise from rng.

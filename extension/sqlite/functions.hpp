@@ -102,6 +102,13 @@ void dp_rho_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
 void dp_analyst_mode_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
 void dp_analyst_refusal_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
 
+// intervals.cpp: count_interval, count_interval_alpha, sum_interval, sum_interval_eps, quantile_rank_error
+void count_interval_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
+void count_interval_alpha_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
+void sum_interval_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
+void sum_interval_eps_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
+void quantile_rank_error_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
+
 // scalars.cpp
 void dp_alpha(sqlite3_context* ctx, int argc, sqlite3_value** argv);
 void dp_epsilon(sqlite3_context* ctx, int argc, sqlite3_value** argv);

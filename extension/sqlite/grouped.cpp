@@ -147,8 +147,16 @@ class ReleasedRows final : public RowSource {
   struct Row {
     Key key;
     GroupedRelease r;
+    std::optional<std::pair<double, double>> mean_interval;
   };
-  ReleasedRows(std::vector<Row> rows, bool has_value) : rows_(std::move(rows)), has_value_(has_value) {}
+  // The half-widths at the release's confidence: the same for every key (they
+  // depend on the parameters alone).
+  struct Widths {
+    std::optional<std::int64_t> count;
+    std::optional<double> sum;
+  };
+  ReleasedRows(std::vector<Row> rows, bool has_value, Widths w)
+      : rows_(std::move(rows)), has_value_(has_value), widths_(w) {}
   bool eof() const override { return i_ >= rows_.size(); }
   void next() override { ++i_; }
   void column(sqlite3_context* ctx, int c) const override {
@@ -170,8 +178,21 @@ class ReleasedRows final : public RowSource {
         if (has_value_) sqlite3_result_double(ctx, row.r.sum);
         else sqlite3_result_null(ctx);
         break;
-      default:
+      case 3:
         if (row.r.mean) sqlite3_result_double(ctx, *row.r.mean);
+        else sqlite3_result_null(ctx);
+        break;
+      case 4:
+        if (widths_.count) sqlite3_result_int64(ctx, *widths_.count);
+        else sqlite3_result_null(ctx);
+        break;
+      case 5:
+        if (has_value_ && widths_.sum) sqlite3_result_double(ctx, *widths_.sum);
+        else sqlite3_result_null(ctx);
+        break;
+      case 6:
+      default:
+        if (row.mean_interval) sqlite3_result_double(ctx, c == 6 ? row.mean_interval->first : row.mean_interval->second);
         else sqlite3_result_null(ctx);
         break;
     }
@@ -180,6 +201,7 @@ class ReleasedRows final : public RowSource {
  private:
   std::vector<Row> rows_;
   bool has_value_;
+  Widths widths_;
   std::size_t i_ = 0;
 };
 
@@ -313,19 +335,27 @@ std::unique_ptr<RowSource> open_private_groups(sqlite3_value** argv, Connection&
     std::sort(order.begin(), order.end(),
               [&](std::uint32_t a, std::uint32_t b) { return key_less(keys[a], keys[b]); });
     for (const std::uint32_t k : order)
-      if (auto r = release_key(plan, acc.totals()[k], rng)) out.push_back({std::move(keys[k]), *r});
+      if (auto r = release_key(plan, acc.totals()[k], rng))
+        out.push_back({std::move(keys[k]), *r, mean_interval(plan, *r, options.confidence)});
   } catch (...) {
     throw std::runtime_error(
         "reading the rows failed after the release was charged (an I/O error, an interrupt, or memory; the message "
         "of the cause is not shown: it could depend on the rows)");
   }
   conn.record_released_keys(entry, static_cast<std::int64_t>(out.size()));
-  return std::make_unique<ReleasedRows>(std::move(out), has_value);
+  return std::make_unique<ReleasedRows>(
+      std::move(out), has_value,
+      ReleasedRows::Widths{plan.count_half_width(options.confidence), plan.sum_half_width(options.confidence)});
 }
 
 }  // namespace
 
-const TableFunction kPrivateGroups{kName, "key, count INTEGER, sum REAL, mean REAL", 4,
+// count_halfwidth, sum_halfwidth, mean_low, mean_high: the exact intervals of
+// the noise at the option confidence (docs/intervals.md), after the values.
+const TableFunction kPrivateGroups{kName,
+                                   "key, count INTEGER, sum REAL, mean REAL, count_halfwidth INTEGER, "
+                                   "sum_halfwidth REAL, mean_low REAL, mean_high REAL",
+                                   8,
                                    {"rows_query", "epsilon", "options", "keys_query"}, 2, open_private_groups,
                                    /*random=*/true, /*release=*/true};
 
