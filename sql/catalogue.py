@@ -2056,6 +2056,11 @@ def special_cases():
     add("private_groups", "options/noise=gaussian", "options", "noise=gaussian, delta=1e-6, public keys",
         "SELECT count(*) FROM private_groups('SELECT 1, 1 ORDER BY 1', 1.0, 'noise=gaussian, delta=1e-6', "
         "'VALUES (1)')", {"rows": [[1]]})
+    add("sum_interval", "mechanism/laplace with cost", "cost", "a cost for 'laplace'",
+        "SELECT sum_interval('laplace', 1.0, 0, 10, 0.95, 'l2')",
+        e("sum_interval", "cost applies only to 'staircase'"))
+    add("sum_interval", "laplace", "mechanism", "'laplace'", "SELECT sum_interval('laplace', 1.0, 0, 10, 0.95)",
+        {"ok": True, "not_null": True})
     # Planning with a ledger of (1, 1e-6): valid calls, then each argument's checks.
     add("dp_ledger_accounts", "state/ledger attached", None, "with a ledger",
         "SELECT accounting, fits FROM dp_ledger_accounts", {"rows": [["basic", 1], ["zcdp", 1]]},

@@ -111,8 +111,11 @@ double quantile_rank_error(double eps, std::int64_t candidates, double confidenc
   check_confidence(confidence);
   if (!(eps > 0 && std::isfinite(eps)))
     throw std::invalid_argument("eps must be a finite number > 0, but is " + format_double(eps));
-  const __float128 e = 2 / static_cast<__float128>(eps) *
-                       (logq(static_cast<__float128>(candidates)) - logq(1 - static_cast<__float128>(confidence)));
+  // docs/quantiles.md, "Rank error": t = max(0, (2 / eps) ln((M - 1) c / (1 - c))).
+  if (candidates <= 1) return 0;
+  const __float128 c = confidence;
+  const __float128 e = 2 / static_cast<__float128>(eps) * logq(static_cast<__float128>(candidates - 1) * c / (1 - c));
+  if (e <= 0) return 0;
   double d = static_cast<double>(e);
   if (static_cast<__float128>(d) < e) d = std::nextafter(d, HUGE_VAL);
   return d;

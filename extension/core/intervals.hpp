@@ -41,9 +41,10 @@ double geometric_alpha_for(std::int64_t h, double confidence);
 std::optional<std::int64_t> discrete_gaussian_half_width(double sigma2, double confidence);
 
 // The exponential mechanism's rank error at a confidence (private_quantile,
-// docs/quantiles.md): with probability >= confidence the released candidate's
-// |#{x < c} - q n| exceeds the best candidate's by at most
-// (2 / eps) (ln(candidates) + ln(1 / (1 - confidence))), rounded up.
+// docs/quantiles.md, "Rank error"): with probability >= confidence the
+// released candidate's |#{x < c} - q n| exceeds the best candidate's by at
+// most max(0, (2 / eps) ln((candidates - 1) confidence / (1 - confidence))),
+// rounded up.
 double quantile_rank_error(double eps, std::int64_t candidates, double confidence);
 
 // Throws unless confidence is in (0, 1).

@@ -108,7 +108,9 @@ TEST(NoiseIntervals, BadConfidenceIsRefused) {
 }
 
 TEST(QuantileRankError, IsTheExponentialMechanismBound) {
-  // (2 / eps) (ln M + ln(1 / (1 - c))): at eps = 1, M = e^2, c = 1 - e^-1: 2 (2 + 1) = 6.
-  EXPECT_NEAR(quantile_rank_error(1.0, 7, 1 - std::exp(-1.0)), 2 * (std::log(7.0) + 1), 1e-12);
+  // (2 / eps) ln((M - 1) c / (1 - c)): at eps = 1, M = 7, c = 0.95: 2 ln(6 * 19).
+  EXPECT_NEAR(quantile_rank_error(1.0, 7, 0.95), 2 * std::log(6 * 0.95 / 0.05), 1e-12);
+  EXPECT_EQ(quantile_rank_error(1.0, 1, 0.95), 0);    // one candidate: no error
+  EXPECT_EQ(quantile_rank_error(1.0, 2, 0.4), 0);     // (M - 1) c / (1 - c) < 1
   EXPECT_GT(quantile_rank_error(0.5, 100, 0.95), quantile_rank_error(1.0, 100, 0.95));
 }
