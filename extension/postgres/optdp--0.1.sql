@@ -143,6 +143,76 @@ CREATE AGGREGATE laplace_sum_merge(state bytea, eps float8, lower float8, upper 
   COMBINEFUNC = optdp_sum_combine,
   FINALFUNC = optdp_laplace_final, PARALLEL = SAFE);
 
+-- The ledger (docs/scale.md): the budget, once attached, and one row per
+-- release, charged on optdp's own connection (so a rollback cannot undo it)
+-- under a row lock on the budget (so concurrent sessions cannot overspend).
+-- Budget arithmetic in exact units of 10^-12 epsilon (core/budget.hpp).
+CREATE TABLE optdp_budget (
+  id int PRIMARY KEY CHECK (id = 1),
+  total_epsilon float8 NOT NULL,
+  total_units bigint NOT NULL,
+  spent_units bigint NOT NULL DEFAULT 0,
+  created timestamptz NOT NULL DEFAULT now());
+CREATE TABLE optdp_charges (
+  id bigserial PRIMARY KEY,
+  time timestamptz NOT NULL DEFAULT clock_timestamp(),
+  function text NOT NULL,
+  epsilon float8 NOT NULL,
+  units bigint NOT NULL,
+  delta float8 NOT NULL DEFAULT 0,
+  sql text,
+  pid int NOT NULL);
+REVOKE ALL ON optdp_budget, optdp_charges FROM PUBLIC;
+
+CREATE FUNCTION optdp_total_units(float8) RETURNS int8
+  AS 'MODULE_PATHNAME', 'optdp_total_units' LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+-- Called by the extension's ledger connection for every release: 'n' (no
+-- ledger attached), 'c' (charged) or 'r' (refused: the budget does not allow it).
+CREATE FUNCTION optdp_ledger_charge(function text, units bigint, epsilon float8, sql text, pid int,
+                                    OUT status text, OUT total_units bigint, OUT spent_units bigint)
+LANGUAGE plpgsql AS $$
+BEGIN
+  SELECT b.total_units, b.spent_units INTO total_units, spent_units FROM optdp_budget b WHERE b.id = 1 FOR UPDATE;
+  IF NOT FOUND THEN
+    status := 'n';
+    RETURN;
+  END IF;
+  IF units > total_units OR spent_units > total_units - units THEN
+    status := 'r';
+    RETURN;
+  END IF;
+  UPDATE optdp_budget b SET spent_units = b.spent_units + units WHERE b.id = 1;
+  INSERT INTO optdp_charges(function, epsilon, units, sql, pid) VALUES (function, epsilon, units, sql, pid);
+  status := 'c';
+END $$;
+
+-- dp_ledger_attach(total_epsilon): from now on every release in this database
+-- is charged; a second call must give the same total. Returns the total.
+CREATE FUNCTION dp_ledger_attach(total_epsilon float8) RETURNS float8
+LANGUAGE plpgsql AS $$
+DECLARE existing float8;
+BEGIN
+  SELECT b.total_epsilon INTO existing FROM optdp_budget b WHERE b.id = 1;
+  IF FOUND THEN
+    IF existing <> total_epsilon THEN
+      RAISE EXCEPTION 'dp_ledger_attach: the ledger records total_epsilon %, but the value is %', existing, total_epsilon
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    RETURN existing;
+  END IF;
+  INSERT INTO optdp_budget(id, total_epsilon, total_units) VALUES (1, total_epsilon, optdp_total_units(total_epsilon));
+  RETURN total_epsilon;
+END $$;
+
+-- What has been charged (readable by those granted SELECT on it).
+CREATE VIEW dp_ledger_entries AS
+  SELECT id, time, function, epsilon, delta, sql, pid FROM optdp_charges;
+CREATE VIEW dp_ledger_budget AS
+  SELECT total_epsilon, spent_units / 1e12::float8 AS spent_epsilon,
+         (total_units - spent_units) / 1e12::float8 AS remaining_epsilon FROM optdp_budget;
+REVOKE ALL ON dp_ledger_entries, dp_ledger_budget FROM PUBLIC;
+
 CREATE FUNCTION dp_seed(seed int8) RETURNS text
   AS 'MODULE_PATHNAME', 'optdp_seed' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 CREATE FUNCTION dp_rng() RETURNS text
@@ -159,7 +229,7 @@ BEGIN
   FOR f IN SELECT p.oid FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid
            WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
              AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'optdp')
-             AND (p.proname LIKE 'optdp\_%' OR p.proname LIKE '%\_state')
+             AND (p.proname LIKE 'optdp\_%' OR p.proname LIKE '%\_state' OR p.proname LIKE 'dp\_ledger\_%')
   LOOP
     EXECUTE format('REVOKE ALL ON ROUTINE %s FROM PUBLIC', f);
   END LOOP;

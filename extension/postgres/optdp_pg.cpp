@@ -29,6 +29,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/budget.hpp"
 #include "core/format.hpp"
 #include "core/privacy.hpp"
 #include "core/rng.hpp"
@@ -38,7 +39,14 @@
 extern "C" {
 #include "postgres.h"
 #include "fmgr.h"
+#include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
+#include "commands/dbcommands.h"
+#include "miscadmin.h"
+#include "postmaster/postmaster.h"
+#include "tcop/tcopprot.h"
+#include "utils/guc.h"
+#include "libpq-fe.h"
 #include "executor/executor.h"
 #include "nodes/execnodes.h"
 #include "nodes/nodeFuncs.h"
@@ -50,6 +58,7 @@ extern "C" {
 #include "utils/memutils.h"
 
 PG_MODULE_MAGIC;
+PGDLLEXPORT void _PG_init(void);
 }
 
 namespace {
@@ -112,6 +121,96 @@ struct Backend {
 Backend& backend() {
   static Backend* b = new Backend;
   return *b;
+}
+
+// ---- the ledger ------------------------------------------------------------------
+//
+// The ledger is the database's tables optdp_budget (one row, once
+// dp_ledger_attach(total_epsilon) has run) and optdp_charges (one row per
+// release). A release is charged before its noise is drawn, on optdp's own
+// connection to the same database (libpq, autocommit), by the function
+// optdp_ledger_charge: it locks the budget row (FOR UPDATE, so concurrent
+// sessions queue and cannot overspend), refuses a charge that does not fit,
+// and records it, all in one transaction that commits before the value is
+// released. The analyst's transaction can roll back; the charge stays.
+// Without a budget row nothing is charged. The connection is kept per backend.
+//
+// optdp.ledger_conninfo (superuser) says how to connect; empty (the default):
+// the server's first Unix socket directory and port, the current database,
+// and the bootstrap superuser, which pg_hba.conf must let the server's own OS
+// user in as (Debian's default `local all postgres peer` does).
+
+char* ledger_conninfo = nullptr;
+PGconn* ledger_conn = nullptr;
+
+// Opens the connection if need be; on failure returns false with why in msg.
+bool ledger_connect(char* msg, size_t n) {
+  if (ledger_conn && PQstatus(ledger_conn) == CONNECTION_OK) return true;
+  if (ledger_conn) {
+    PQfinish(ledger_conn);
+    ledger_conn = nullptr;
+  }
+  if (ledger_conninfo && ledger_conninfo[0]) {
+    ledger_conn = PQconnectdb(ledger_conninfo);
+  } else {
+    char port[16];
+    snprintf(port, sizeof port, "%d", PostPortNumber);
+    char* dirs = pstrdup(Unix_socket_directories ? Unix_socket_directories : "");
+    char* comma = strchr(dirs, ',');
+    if (comma) *comma = 0;
+    const char* host = dirs[0] ? dirs : "/var/run/postgresql";
+    const char* keys[] = {"host", "port", "dbname", "user", "application_name", nullptr};
+    const char* vals[] = {host, port, get_database_name(MyDatabaseId), GetUserNameFromId(BOOTSTRAP_SUPERUSERID, false),
+                          "optdp ledger", nullptr};
+    ledger_conn = PQconnectdbParams(keys, vals, 0);
+  }
+  if (PQstatus(ledger_conn) != CONNECTION_OK) {
+    snprintf(msg, n, "the ledger cannot be reached: %s", PQerrorMessage(ledger_conn));
+    PQfinish(ledger_conn);
+    ledger_conn = nullptr;
+    return false;
+  }
+  return true;
+}
+
+// Charges one release of `function` at epsilon; raises an error (and nothing
+// may be released) if the budget does not allow it or the ledger cannot be
+// reached. Whether a ledger is attached, and what it holds, depends on no row.
+void charge(const char* function, double epsilon) {
+  Failure f;
+  std::int64_t units = 0;
+  run_cpp(f, function, [&] { units = optdp::charge_units(epsilon); });
+  raise(f);
+  char msg[1024];
+  if (!ledger_connect(msg, sizeof msg))
+    ereport(ERROR, (errcode(ERRCODE_CONNECTION_FAILURE), errmsg("%s: %s", function, msg)));
+  char units_s[32], eps_s[64], pid_s[16];
+  snprintf(units_s, sizeof units_s, "%lld", static_cast<long long>(units));
+  snprintf(eps_s, sizeof eps_s, "%.17g", epsilon);
+  snprintf(pid_s, sizeof pid_s, "%d", MyProcPid);
+  const char* params[] = {function, units_s, eps_s, debug_query_string, pid_s};
+  PGresult* r = PQexecParams(ledger_conn, "SELECT status, total_units, spent_units FROM optdp_ledger_charge($1, $2, $3, $4, $5)",
+                             5, nullptr, params, nullptr, nullptr, 0);
+  if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
+    snprintf(msg, sizeof msg, "the ledger cannot be charged: %s", PQerrorMessage(ledger_conn));
+    PQclear(r);
+    ereport(ERROR, (errcode(ERRCODE_CONNECTION_FAILURE), errmsg("%s: %s", function, msg)));
+  }
+  const char status = PQgetvalue(r, 0, 0)[0];  // 'n'one (no ledger), 'c'harged, 'r'efused
+  long long total = 0, spent = 0;
+  if (status == 'r') {
+    total = atoll(PQgetvalue(r, 0, 1));
+    spent = atoll(PQgetvalue(r, 0, 2));
+  }
+  PQclear(r);
+  if (status == 'r') {
+    run_cpp(f, function, [&] {
+      throw std::runtime_error("privacy budget exhausted: " + optdp::format_double(optdp::units_to_epsilon(spent)) +
+                               " of " + optdp::format_double(optdp::units_to_epsilon(total)) +
+                               " spent, and this release costs " + optdp::format_double(epsilon));
+    });
+    raise(f);
+  }
 }
 
 // ---- parameters from the call expression --------------------------------------
@@ -429,6 +528,10 @@ Datum optdp_count_final(PG_FUNCTION_ARGS) {
   const double alpha = count_alpha(fcinfo, fn);
   const CountState s = PG_ARGISNULL(0) ? CountState{} : load<CountState>(PG_GETARG_BYTEA_PP(0), fn, "private_count");
   Failure f;
+  double eps = 0;
+  run_cpp(f, fn, [&] { eps = optdp::epsilon_of_alpha(alpha); });
+  raise(f);
+  charge(fn, eps);
   std::int64_t out = 0;
   run_cpp(f, fn, [&] {
     Backend& b = backend();
@@ -567,6 +670,7 @@ Datum sum_final(FunctionCallInfo fcinfo, Mech m) {
   const SumParams& p = sum_params(fcinfo, fn);
   const SumState s = PG_ARGISNULL(0) ? SumState{} : load<SumState>(PG_GETARG_BYTEA_PP(0), fn, "sum");
   auto* cache = static_cast<SumParams*>(fcinfo->flinfo->fn_extra);
+  charge(fn, p.eps);
   Failure f;
   double out = 0;
   run_cpp(f, fn, [&] {
@@ -610,6 +714,27 @@ Datum optdp_sum_state_final(PG_FUNCTION_ARGS) {
   s.upper = p.upper;
   s.has_params = 1;
   PG_RETURN_BYTEA_P(new_state(s));
+}
+
+// ---- ledger helpers ------------------------------------------------------------
+
+OPTDP_PG_FUNCTION(optdp_total_units);
+// optdp_total_units(total_epsilon): the budget in exact units (core/budget.hpp).
+Datum optdp_total_units(PG_FUNCTION_ARGS) {
+  const double total = PG_GETARG_FLOAT8(0);
+  Failure f;
+  std::int64_t units = 0;
+  run_cpp(f, "dp_ledger_attach", [&] { units = optdp::total_units(total); });
+  raise(f);
+  PG_RETURN_INT64(units);
+}
+
+void _PG_init(void) {
+  DefineCustomStringVariable("optdp.ledger_conninfo",
+                             "How optdp connects to this database to charge the ledger (empty: the server's Unix "
+                             "socket, the current database, the bootstrap superuser).",
+                             nullptr, &ledger_conninfo, "", PGC_SUSET, 0, nullptr, nullptr, nullptr);
+  MarkGUCPrefixReserved("optdp");
 }
 
 // ---- scalar helpers ------------------------------------------------------------

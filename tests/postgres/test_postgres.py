@@ -286,6 +286,73 @@ class Privileges(unittest.TestCase):
                          "permission denied for function optdp_count_trans")
 
 
+class Ledger(unittest.TestCase):
+    """The ledger of database `ledger` (each database has its own)."""
+    EPS = 0.6931471805599454  # epsilon_of_alpha(0.5), ln 2 rounded up
+    UNITS = 693147180560      # its charge in units of 1e-12, rounded up
+
+    @classmethod
+    def setUpClass(cls):
+        SERVER.psql("DROP DATABASE IF EXISTS ledger; CREATE DATABASE ledger")
+        SERVER.psql("CREATE EXTENSION optdp; CREATE EXTENSION dblink; CREATE TABLE t AS %s; ANALYZE t" % TABLE,
+                    db="ledger")
+
+    def setUp(self):
+        SERVER.psql("TRUNCATE optdp_budget, optdp_charges", db="ledger")
+
+    def entries(self):
+        return int(SERVER.psql("SELECT count(*) FROM dp_ledger_entries", db="ledger")[0][0])
+
+    def test_no_ledger_no_charge(self):
+        SERVER.psql("SELECT private_count(0.5) FROM t", db="ledger")
+        self.assertEqual(self.entries(), 0)
+
+    def test_a_rolled_back_release_stays_charged(self):
+        SERVER.psql("SELECT dp_ledger_attach(7.0); BEGIN; SELECT private_count(0.5) FROM t; "
+                    "SELECT staircase_sum(x, 0.25, 10) FROM t WHERE g < 0; ROLLBACK", db="ledger")
+        rows = SERVER.psql("SELECT function, epsilon, sql FROM dp_ledger_entries ORDER BY id", db="ledger")
+        # psql sends one statement at a time: each entry records its own
+        self.assertEqual(rows, [["private_count", repr(self.EPS), "SELECT private_count(0.5) FROM t;"],
+                                ["staircase_sum", "0.25", "SELECT staircase_sum(x, 0.25, 10) FROM t WHERE g < 0;"]])
+
+    def test_refused_when_the_budget_does_not_allow_it(self):
+        # 7.0 allows 10 releases at ln 2 (6.93...), not 11
+        SERVER.psql("SELECT dp_ledger_attach(7.0);" + "SELECT private_count(0.5) FROM t;" * 10, db="ledger")
+        msg = "private_count: privacy budget exhausted: 6.9314718056 of 7 spent, and this release costs " + repr(self.EPS)
+        for where in ("", " WHERE g < 0"):  # the same with rows and without
+            self.assertEqual(SERVER.error_of("SELECT private_count(0.5) FROM t" + where, db="ledger"), msg)
+        self.assertEqual(self.entries(), 10)
+
+    def test_concurrent_sessions_cannot_overspend(self):
+        import subprocess
+        SERVER.psql("SELECT dp_ledger_attach(7.0)", db="ledger")
+        procs = [subprocess.Popen([SERVER.psql_path, "-X", "-q", "-A", "-t", "-h", SERVER.socket_dir, "-U", "postgres",
+                                   "-d", "ledger"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for _ in range(4)]
+        outs = [p.communicate("SELECT private_count(0.5) FROM t;" * 5) for p in procs]
+        released = sum(len(o.splitlines()) for o, _ in outs)
+        refused = sum(e.count("privacy budget exhausted") for _, e in outs)
+        self.assertEqual((released, refused), (10, 10))
+        self.assertEqual(self.entries(), 10)
+        self.assertEqual(SERVER.psql("SELECT spent_units FROM optdp_budget", db="ledger"), [[str(10 * self.UNITS)]])
+
+    def test_one_charge_per_release_in_parallel_plans(self):
+        SERVER.psql("SELECT dp_ledger_attach(1000000)", db="ledger")
+        for mode in (SERIAL, PARALLEL):
+            before = self.entries()
+            SERVER.psql(mode + "SELECT private_count(0.5) FROM t; SELECT staircase_sum(x, 1, 10) FROM t WHERE g < 0; "
+                               "SELECT k % 20, laplace_sum(x, 1, 10) FROM t GROUP BY k % 20", db="ledger")
+            self.assertEqual(self.entries() - before, 22)
+
+    def test_states_are_not_charged_the_merge_is_once(self):
+        SERVER.psql("SELECT dp_ledger_attach(1000000)", db="ledger")
+        SERVER.psql("SELECT private_count_state(0.5) FROM t; SELECT staircase_sum_state(x, 1, 10) FROM t", db="ledger")
+        self.assertEqual(self.entries(), 0)
+        SERVER.psql("SELECT private_count_merge(s, 0.5) FROM (SELECT private_count_state(0.5) s FROM t "
+                    "UNION ALL SELECT private_count_state(0.5) FROM t) a", db="ledger")
+        self.assertEqual(self.entries(), 1)
+
+
 class Shards(unittest.TestCase):
     """Two more servers hold halves of the rows; each ships its exact partial
     states (private_count_state, staircase_sum_state) to the coordinator
