@@ -168,14 +168,19 @@ CREATE FUNCTION optdp_total_units(float8) RETURNS int8
   AS 'MODULE_PATHNAME', 'optdp_total_units' LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
 
 -- Called by the extension's ledger connection for every release: 'n' (no
--- ledger attached), 'c' (charged) or 'r' (refused: the budget does not allow it).
-CREATE FUNCTION optdp_ledger_charge(function text, units bigint, epsilon float8, sql text, pid int,
+-- ledger attached), 'c' (charged), 'r' (refused: the budget does not allow it)
+-- or 's' (refused: the releasing backend's noise is seeded, dp_seed).
+CREATE FUNCTION optdp_ledger_charge(function text, units bigint, epsilon float8, sql text, pid int, seeded bool,
                                     OUT status text, OUT total_units bigint, OUT spent_units bigint)
 LANGUAGE plpgsql AS $$
 BEGIN
   SELECT b.total_units, b.spent_units INTO total_units, spent_units FROM optdp_budget b WHERE b.id = 1 FOR UPDATE;
   IF NOT FOUND THEN
     status := 'n';
+    RETURN;
+  END IF;
+  IF seeded THEN
+    status := 's';
     RETURN;
   END IF;
   IF units > total_units OR spent_units > total_units - units THEN
@@ -213,6 +218,7 @@ CREATE VIEW dp_ledger_budget AS
          (total_units - spent_units) / 1e12::float8 AS remaining_epsilon FROM optdp_budget;
 REVOKE ALL ON dp_ledger_entries, dp_ledger_budget FROM PUBLIC;
 
+-- dp_seed is for tests: revoked from PUBLIC (a user who can seed can predict the noise).
 CREATE FUNCTION dp_seed(seed int8) RETURNS text
   AS 'MODULE_PATHNAME', 'optdp_seed' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 CREATE FUNCTION dp_rng() RETURNS text
@@ -229,7 +235,7 @@ BEGIN
   FOR f IN SELECT p.oid FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid
            WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
              AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'optdp')
-             AND (p.proname LIKE 'optdp\_%' OR p.proname LIKE '%\_state' OR p.proname LIKE 'dp\_ledger\_%')
+             AND (p.proname LIKE 'optdp\_%' OR p.proname LIKE '%\_state' OR p.proname LIKE 'dp\_ledger\_%' OR p.proname = 'dp_seed')
   LOOP
     EXECUTE format('REVOKE ALL ON ROUTINE %s FROM PUBLIC', f);
   END LOOP;

@@ -118,10 +118,12 @@ struct Backend {
 };
 
 // Created on first use, inside run_cpp; never freed (one per backend process).
+Backend* the_backend = nullptr;
 Backend& backend() {
-  static Backend* b = new Backend;
-  return *b;
+  if (!the_backend) the_backend = new Backend;
+  return *the_backend;
 }
+bool backend_seeded() { return the_backend && the_backend->seeded; }
 
 // ---- the ledger ------------------------------------------------------------------
 //
@@ -173,6 +175,24 @@ bool ledger_connect(char* msg, size_t n) {
   return true;
 }
 
+// Whether this database has a ledger (a budget row), asked on the ledger's connection.
+bool ledger_attached(const char* function) {
+  char msg[1024];
+  if (!ledger_connect(msg, sizeof msg))
+    ereport(ERROR, (errcode(ERRCODE_CONNECTION_FAILURE), errmsg("%s: %s", function, msg)));
+  PGresult* r = PQexec(ledger_conn, "SELECT count(*) FROM optdp_budget");
+  if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
+    snprintf(msg, sizeof msg, "the ledger cannot be read: %s", PQerrorMessage(ledger_conn));
+    PQclear(r);
+    ereport(ERROR, (errcode(ERRCODE_CONNECTION_FAILURE), errmsg("%s: %s", function, msg)));
+  }
+  const bool attached = atoll(PQgetvalue(r, 0, 0)) > 0;
+  PQclear(r);
+  return attached;
+}
+
+bool backend_seeded();
+
 // Charges one release of `function` at epsilon; raises an error (and nothing
 // may be released) if the budget does not allow it or the ledger cannot be
 // reached. Whether a ledger is attached, and what it holds, depends on no row.
@@ -188,21 +208,27 @@ void charge(const char* function, double epsilon) {
   snprintf(units_s, sizeof units_s, "%lld", static_cast<long long>(units));
   snprintf(eps_s, sizeof eps_s, "%.17g", epsilon);
   snprintf(pid_s, sizeof pid_s, "%d", MyProcPid);
-  const char* params[] = {function, units_s, eps_s, debug_query_string, pid_s};
-  PGresult* r = PQexecParams(ledger_conn, "SELECT status, total_units, spent_units FROM optdp_ledger_charge($1, $2, $3, $4, $5)",
-                             5, nullptr, params, nullptr, nullptr, 0);
+  const char* params[] = {function, units_s, eps_s, debug_query_string, pid_s, backend_seeded() ? "t" : "f"};
+  PGresult* r = PQexecParams(ledger_conn,
+                             "SELECT status, total_units, spent_units FROM optdp_ledger_charge($1, $2, $3, $4, $5, $6)",
+                             6, nullptr, params, nullptr, nullptr, 0);
   if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
     snprintf(msg, sizeof msg, "the ledger cannot be charged: %s", PQerrorMessage(ledger_conn));
     PQclear(r);
     ereport(ERROR, (errcode(ERRCODE_CONNECTION_FAILURE), errmsg("%s: %s", function, msg)));
   }
-  const char status = PQgetvalue(r, 0, 0)[0];  // 'n'one (no ledger), 'c'harged, 'r'efused
+  // 'n'one (no ledger), 'c'harged, 'r'efused (budget), 's'eeded (refused: a known seed)
+  const char status = PQgetvalue(r, 0, 0)[0];
   long long total = 0, spent = 0;
   if (status == 'r') {
     total = atoll(PQgetvalue(r, 0, 1));
     spent = atoll(PQgetvalue(r, 0, 2));
   }
   PQclear(r);
+  if (status == 's')
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("%s: refused: a privacy ledger is attached, and a known seed makes the noise predictable",
+                           function)));
   if (status == 'r') {
     run_cpp(f, function, [&] {
       throw std::runtime_error("privacy budget exhausted: " + optdp::format_double(optdp::units_to_epsilon(spent)) +
@@ -740,9 +766,16 @@ void _PG_init(void) {
 // ---- scalar helpers ------------------------------------------------------------
 
 // dp_seed(n): reproducible noise in this backend; dp_seed(NULL): the OS CSPRNG.
+// Refused while the database has a ledger (a known seed makes the noise
+// predictable); a release is refused too if a seed was set before the ledger
+// was attached (optdp_ledger_charge).
 Datum optdp_seed(PG_FUNCTION_ARGS) {
   const bool reset = PG_ARGISNULL(0);
   const std::int64_t seed = reset ? 0 : PG_GETARG_INT64(0);
+  if (!reset && ledger_attached("dp_seed"))
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("dp_seed: refused: a privacy ledger is attached, and a known seed makes the noise "
+                           "predictable")));
   Failure f;
   const char* kind = "os";
   run_cpp(f, "dp_seed", [&] {

@@ -281,6 +281,8 @@ class Privileges(unittest.TestCase):
                          "permission denied for aggregate private_count_state")
         self.assertEqual(SERVER.error_of("SET ROLE analyst; SELECT staircase_sum_state(x, 1, 10) FROM t"),
                          "permission denied for aggregate staircase_sum_state")
+        self.assertEqual(SERVER.error_of("SET ROLE analyst; SELECT dp_seed(1)"),
+                         "permission denied for function dp_seed")
         self.assertEqual(SERVER.error_of("SET ROLE analyst; CREATE AGGREGATE exact(float8) "
                                          "(SFUNC = optdp_count_trans, STYPE = bytea)"),
                          "permission denied for function optdp_count_trans")
@@ -343,6 +345,17 @@ class Ledger(unittest.TestCase):
             SERVER.psql(mode + "SELECT private_count(0.5) FROM t; SELECT staircase_sum(x, 1, 10) FROM t WHERE g < 0; "
                                "SELECT k % 20, laplace_sum(x, 1, 10) FROM t GROUP BY k % 20", db="ledger")
             self.assertEqual(self.entries() - before, 22)
+
+    def test_no_seed_with_a_ledger(self):
+        seeded = "private_count: refused: a privacy ledger is attached, and a known seed makes the noise predictable"
+        # seeded before the ledger was attached (in another session): the release is refused, not charged
+        self.assertEqual(SERVER.error_of("SELECT dp_seed(1); SELECT * FROM dblink('%s', 'SELECT dp_ledger_attach(7.0)') AS a(x float8); "
+                                         "SELECT private_count(0.5) FROM t" % SERVER.conninfo("ledger"), db="ledger"),
+                         seeded)
+        self.assertEqual(self.entries(), 0)
+        self.assertEqual(SERVER.error_of("SELECT dp_seed(1)", db="ledger"),
+                         "dp_seed: refused: a privacy ledger is attached, and a known seed makes the noise predictable")
+        self.assertEqual(SERVER.psql("SELECT dp_seed(NULL)", db="ledger"), [["os"]])
 
     def test_states_are_not_charged_the_merge_is_once(self):
         SERVER.psql("SELECT dp_ledger_attach(1000000)", db="ledger")
