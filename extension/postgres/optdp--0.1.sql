@@ -143,6 +143,32 @@ CREATE AGGREGATE laplace_sum_merge(state bytea, eps float8, lower float8, upper 
   COMBINEFUNC = optdp_sum_combine,
   FINALFUNC = optdp_laplace_final, PARALLEL = SAFE);
 
+-- private_avg, private_var, private_stddev (x, eps, lower, upper): one release each
+CREATE FUNCTION optdp_avg_trans(bytea, float8, float8, float8, float8) RETURNS bytea
+  AS 'MODULE_PATHNAME', 'optdp_avg_trans' LANGUAGE C PARALLEL SAFE;
+CREATE FUNCTION optdp_var_trans(bytea, float8, float8, float8, float8) RETURNS bytea
+  AS 'MODULE_PATHNAME', 'optdp_var_trans' LANGUAGE C PARALLEL SAFE;
+CREATE FUNCTION optdp_moments_combine(bytea, bytea) RETURNS bytea
+  AS 'MODULE_PATHNAME', 'optdp_moments_combine' LANGUAGE C STRICT PARALLEL SAFE;
+CREATE FUNCTION optdp_avg_final(bytea) RETURNS float8
+  AS 'MODULE_PATHNAME', 'optdp_avg_final' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE FUNCTION optdp_var_final(bytea) RETURNS float8
+  AS 'MODULE_PATHNAME', 'optdp_var_final' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE FUNCTION optdp_stddev_final(bytea) RETURNS float8
+  AS 'MODULE_PATHNAME', 'optdp_stddev_final' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE AGGREGATE private_avg(x float8, eps float8, lower float8, upper float8) (
+  SFUNC = optdp_avg_trans, STYPE = bytea, INITCOND = '\x00000000000000000000000000000000000000000000000000000000000000000000000000000000',
+  COMBINEFUNC = optdp_moments_combine,
+  FINALFUNC = optdp_avg_final, PARALLEL = SAFE);
+CREATE AGGREGATE private_var(x float8, eps float8, lower float8, upper float8) (
+  SFUNC = optdp_var_trans, STYPE = bytea, INITCOND = '\x00000000000000000000000000000000000000000000000000000000000000000000000000000000',
+  COMBINEFUNC = optdp_moments_combine,
+  FINALFUNC = optdp_var_final, PARALLEL = SAFE);
+CREATE AGGREGATE private_stddev(x float8, eps float8, lower float8, upper float8) (
+  SFUNC = optdp_var_trans, STYPE = bytea, INITCOND = '\x00000000000000000000000000000000000000000000000000000000000000000000000000000000',
+  COMBINEFUNC = optdp_moments_combine,
+  FINALFUNC = optdp_stddev_final, PARALLEL = SAFE);
+
 -- The ledger (docs/scale.md): the budget, once attached, and one row per
 -- release, charged on optdp's own connection (so a rollback cannot undo it)
 -- under a row lock on the budget (so concurrent sessions cannot overspend).

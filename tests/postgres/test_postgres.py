@@ -31,6 +31,9 @@ FORMS = [
     "staircase_sum(x, 1.0, 0, 10, 'l2')",
     "laplace_sum(x, 1.0, 10)",
     "laplace_sum(x, 1.0, 0, 10)",
+    "private_avg(x, 1.0, 0, 10)",
+    "private_var(x, 1.0, 0, 10)",
+    "private_stddev(x, 1.0, 0, 10)",
 ]
 
 
@@ -86,6 +89,26 @@ def chi_square_p(observed, probs):
     obs_bins.append(tail_o)
     stat = sum((o - e) ** 2 / e for o, e in zip(obs_bins, exp_bins) if e > 0)
     df = len(exp_bins) - 1
+    return _gammaincc(df / 2, stat / 2)
+
+
+def two_sample_p(a, b, edges):
+    """p-value of the chi-square test that samples a and b have one law, binned by edges."""
+    def hist(xs):
+        h = [0] * (len(edges) + 1)
+        for x in xs:
+            h[sum(1 for e in edges if x >= e)] += 1
+        return h
+    ha, hb = hist(a), hist(b)
+    na, nb = len(a), len(b)
+    stat, df = 0.0, -1
+    for oa, ob in zip(ha, hb):
+        tot = oa + ob
+        if tot == 0:
+            continue
+        df += 1
+        ea, eb = tot * na / (na + nb), tot * nb / (na + nb)
+        stat += (oa - ea) ** 2 / ea + (ob - eb) ** 2 / eb
     return _gammaincc(df / 2, stat / 2)
 
 
@@ -228,6 +251,22 @@ class Laws(unittest.TestCase):
             self.assertGreater(chi_square_p(obs, probs), P_MIN)
 
 
+    def test_moments_same_law_serial_and_parallel(self):
+        # the noisy mean, variance and stddev: no closed law, so serial against parallel
+        for form, edges in (("private_avg(x, 1.0, 0, 10)", [1.0, 1.5, 1.8, 1.9, 2.0, 2.1, 2.2, 2.5, 3.0]),
+                            ("private_var(x, 1.0, 0, 10)", [0.01, 0.5, 1, 2, 4, 8]),
+                            ("private_stddev(x, 1.0, 0, 10)", [0.01, 0.5, 1, 1.5, 2, 3])):
+            samples = []
+            for mode, seed in ((SERIAL, 8), (PARALLEL, 9)):
+                rows = SERVER.psql(mode + "SELECT dp_seed(%d); SELECT %s FROM t GROUP BY k" % (seed, form))
+                samples.append([float(r[0]) for r in rows[1:]])
+            self.assertEqual(len(samples[1]), GROUPS)
+            self.assertGreater(two_sample_p(samples[0], samples[1], edges), P_MIN, form)
+            mean = sum(samples[0]) / GROUPS
+            if form.startswith("private_avg"):
+                self.assertLess(abs(mean - 2.0), 0.2)  # x = 2 in the 8 rows counted
+
+
 class Parameters(unittest.TestCase):
     def assertSameErrorWithAndWithoutRows(self, form, message):
         for mode in (SERIAL, PARALLEL):
@@ -246,6 +285,8 @@ class Parameters(unittest.TestCase):
             ("staircase_sum(x, 1, 0, 1, 'l3')",
              "staircase_sum: cost must be 'l1', 'l2' or 'gamma=G' with G in [0, 1], but is 'l3'"),
             ("laplace_sum(x, 1, -1)", "laplace_sum: delta must be a finite number > 0, but is -1"),
+            ("private_avg(x, 1, 10, 0)", "private_avg: lower must be less than upper, but lower is 10 and upper is 0"),
+            ("private_stddev(x, 1, 0, 'infinity')", "private_stddev: upper must be finite, but is inf"),
         ]
         for form, message in cases:
             self.assertSameErrorWithAndWithoutRows(form, message)
