@@ -442,6 +442,11 @@ bytea* state_arg(FunctionCallInfo fcinfo, const char* function, const char* what
   return b;
 }
 
+// The transition state on the per-row path, once the first call (state_arg)
+// has checked the call context and the state: the aggregate's own value,
+// built from INITCOND or returned by the previous call, never toasted.
+inline bytea* own_state(FunctionCallInfo fcinfo) { return reinterpret_cast<bytea*>(DatumGetPointer(PG_GETARG_DATUM(0))); }
+
 // ---- private_count -------------------------------------------------------------
 
 struct CountCache {
@@ -504,10 +509,14 @@ OPTDP_PG_FUNCTION(optdp_version);
 // optdp_count_trans(state, alpha) counts every row; (state, x, alpha) the
 // rows with x not NULL. Parameters come from the call, not the row.
 Datum optdp_count_trans(PG_FUNCTION_ARGS) {
-  bytea* st = state_arg<CountState>(fcinfo, "private_count", "private_count");
   auto* cache = static_cast<CountCache*>(fcinfo->flinfo->fn_extra);
-  if (!(cache && cache->ready)) [[unlikely]]
+  bytea* st;
+  if (!(cache && cache->ready) || PG_ARGISNULL(0)) [[unlikely]] {
+    st = state_arg<CountState>(fcinfo, "private_count", "private_count");
     count_alpha(fcinfo, agg_name(fcinfo, "private_count"));
+  } else {
+    st = own_state(fcinfo);
+  }
   if (PG_NARGS() == 2 || !PG_ARGISNULL(1)) {
     CountState s;
     std::memcpy(&s, VARDATA_ANY(st), sizeof s);
@@ -637,10 +646,14 @@ extern "C" {
 
 // optdp_sum_trans(state, x, params...): adds x, clamped and rounded to the grid.
 Datum optdp_sum_trans(PG_FUNCTION_ARGS) {
-  bytea* st = state_arg<SumState>(fcinfo, "staircase_sum", "sum");
   auto* cache = static_cast<SumParams*>(fcinfo->flinfo->fn_extra);
-  if (!(cache && cache->ready)) [[unlikely]]
+  bytea* st;
+  if (!(cache && cache->ready) || PG_ARGISNULL(0)) [[unlikely]] {
+    st = state_arg<SumState>(fcinfo, "staircase_sum", "sum");
     cache = const_cast<SumParams*>(&sum_params(fcinfo, agg_name(fcinfo, "staircase_sum")));
+  } else {
+    st = own_state(fcinfo);
+  }
   if (!PG_ARGISNULL(1)) {
     double x = PG_GETARG_FLOAT8(1);
     if (std::isnan(x)) x = 0;  // as SQLite's sum() reads NaN: never an error on a row's value
@@ -818,11 +831,14 @@ const optdp::MomentsPlan& moments_plan(FunctionCallInfo fcinfo, const char* func
 template <optdp::MomentsPlan::Kind K>
 Datum moments_trans(FunctionCallInfo fcinfo) {
   const char* fallback = K == optdp::MomentsPlan::Kind::Mean ? "private_avg" : "private_var";
-  bytea* st = state_arg<MomentsState>(fcinfo, fallback, "moments");
   auto* cache = static_cast<MomentsCache*>(fcinfo->flinfo->fn_extra);
-  if (!(cache && cache->ready)) [[unlikely]] {
+  bytea* st;
+  if (!(cache && cache->ready) || PG_ARGISNULL(0)) [[unlikely]] {
+    st = state_arg<MomentsState>(fcinfo, fallback, "moments");
     moments_plan(fcinfo, agg_name(fcinfo, fallback), K);
     cache = static_cast<MomentsCache*>(fcinfo->flinfo->fn_extra);
+  } else {
+    st = own_state(fcinfo);
   }
   if (!PG_ARGISNULL(1)) {
     double x = PG_GETARG_FLOAT8(1);
