@@ -286,6 +286,9 @@ bool row_independent(Node* e) {
 // partial Aggref, which keeps the call's arguments.
 Aggref* call_aggref(FunctionCallInfo fcinfo, const char* function) {
   Aggref* a = AggGetAggref(fcinfo);
+  if (a == nullptr && AggCheckCallContext(fcinfo, nullptr) == AGG_CONTEXT_WINDOW)
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("optdp: its aggregates cannot be used as window functions (every row would be a release)")));
   if (a == nullptr)
     ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg("%s: must be called as an aggregate", function)));
   if (!DO_AGGSPLIT_COMBINE(a->aggsplit)) return a;

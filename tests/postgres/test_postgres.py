@@ -301,6 +301,11 @@ class Parameters(unittest.TestCase):
                          "staircase_sum: upper must be a literal or a query parameter (optdp fixes the noise before "
                          "it reads any row), but is an expression that can depend on a row")
 
+    def test_no_window_use(self):
+        for form in FORMS:
+            self.assertEqual(SERVER.error_of("SELECT %s OVER (ORDER BY g) FROM t" % form),
+                             "optdp: its aggregates cannot be used as window functions (every row would be a release)")
+
     def test_query_parameters_and_constant_expressions(self):
         # a generic plan keeps $1 as a Param: read through the executor, with rows and without
         rows = SERVER.psql("SET plan_cache_mode = force_generic_plan; PREPARE q(float8) AS SELECT private_count($1) "
