@@ -169,6 +169,24 @@ CREATE AGGREGATE private_stddev(x float8, eps float8, lower float8, upper float8
   COMBINEFUNC = optdp_moments_combine,
   FINALFUNC = optdp_stddev_final, PARALLEL = SAFE);
 
+-- private_quantile(x, q, eps, lower, upper), private_median(x, eps, lower, upper)
+CREATE FUNCTION optdp_quantile_trans(bytea, float8, float8, float8, float8, float8) RETURNS bytea
+  AS 'MODULE_PATHNAME', 'optdp_quantile_trans' LANGUAGE C PARALLEL SAFE;
+CREATE FUNCTION optdp_quantile_trans(bytea, float8, float8, float8, float8) RETURNS bytea
+  AS 'MODULE_PATHNAME', 'optdp_quantile_trans' LANGUAGE C PARALLEL SAFE;
+CREATE FUNCTION optdp_quantile_combine(bytea, bytea) RETURNS bytea
+  AS 'MODULE_PATHNAME', 'optdp_quantile_combine' LANGUAGE C STRICT PARALLEL SAFE;
+CREATE FUNCTION optdp_quantile_final(bytea) RETURNS float8
+  AS 'MODULE_PATHNAME', 'optdp_quantile_final' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE AGGREGATE private_quantile(x float8, q float8, eps float8, lower float8, upper float8) (
+  SFUNC = optdp_quantile_trans, STYPE = bytea, INITCOND = '',
+  COMBINEFUNC = optdp_quantile_combine,
+  FINALFUNC = optdp_quantile_final, PARALLEL = SAFE);
+CREATE AGGREGATE private_median(x float8, eps float8, lower float8, upper float8) (
+  SFUNC = optdp_quantile_trans, STYPE = bytea, INITCOND = '',
+  COMBINEFUNC = optdp_quantile_combine,
+  FINALFUNC = optdp_quantile_final, PARALLEL = SAFE);
+
 -- The ledger (docs/scale.md): the budget, once attached, and one row per
 -- release, charged on optdp's own connection (so a rollback cannot undo it)
 -- under a row lock on the budget (so concurrent sessions cannot overspend).

@@ -34,6 +34,8 @@ FORMS = [
     "private_avg(x, 1.0, 0, 10)",
     "private_var(x, 1.0, 0, 10)",
     "private_stddev(x, 1.0, 0, 10)",
+    "private_quantile(x, 0.25, 1.0, 0, 10)",
+    "private_median(x, 1.0, 0, 10)",
 ]
 
 
@@ -255,7 +257,9 @@ class Laws(unittest.TestCase):
         # the noisy mean, variance and stddev: no closed law, so serial against parallel
         for form, edges in (("private_avg(x, 1.0, 0, 10)", [1.0, 1.5, 1.8, 1.9, 2.0, 2.1, 2.2, 2.5, 3.0]),
                             ("private_var(x, 1.0, 0, 10)", [0.01, 0.5, 1, 2, 4, 8]),
-                            ("private_stddev(x, 1.0, 0, 10)", [0.01, 0.5, 1, 1.5, 2, 3])):
+                            ("private_stddev(x, 1.0, 0, 10)", [0.01, 0.5, 1, 1.5, 2, 3]),
+                            ("private_median(x, 1.0, 0, 10)", [0.5, 1.5, 1.9, 2.0, 2.01, 2.5, 4, 7]),
+                            ("private_quantile(x, 0.9, 2.0, 0, 10)", [0.5, 1.5, 1.9, 2.0, 2.01, 2.5, 4, 7])):
             samples = []
             for mode, seed in ((SERIAL, 8), (PARALLEL, 9)):
                 rows = SERVER.psql(mode + "SELECT dp_seed(%d); SELECT %s FROM t GROUP BY k" % (seed, form))
@@ -287,6 +291,8 @@ class Parameters(unittest.TestCase):
             ("laplace_sum(x, 1, -1)", "laplace_sum: delta must be a finite number > 0, but is -1"),
             ("private_avg(x, 1, 10, 0)", "private_avg: lower must be less than upper, but lower is 10 and upper is 0"),
             ("private_stddev(x, 1, 0, 'infinity')", "private_stddev: upper must be finite, but is inf"),
+            ("private_quantile(x, 1.5, 1, 0, 10)", "private_quantile: q must be in [0, 1], but is 1.5"),
+            ("private_median(x, 1, 10, 0)", "private_median: lower must be less than upper, but lower is 10 and upper is 0"),
         ]
         for form, message in cases:
             self.assertSameErrorWithAndWithoutRows(form, message)
