@@ -30,8 +30,26 @@ def _pg(option):
     return subprocess.run([PG_CONFIG, option], check=True, capture_output=True, text=True).stdout.strip()
 
 
+# A statement that hangs fails its test instead of the whole run, so that the
+# servers are still stopped (ctest's own timeout would kill this process).
+PSQL_TIMEOUT = 120
+
+
 class SqlError(Exception):
     pass
+
+
+_LIVE = []  # servers started and not yet stopped
+
+
+def _terminate(signum, frame):
+    for server in list(_LIVE):
+        server.stop()
+    raise KeyboardInterrupt("terminated by signal %d" % signum)  # unittest does not swallow it
+
+
+# SIGTERM (ctest's timeout, a CI runner) stops every server first.
+signal.signal(signal.SIGTERM, _terminate)
 
 
 class Server:
@@ -110,6 +128,7 @@ class Server:
             os.chown(self.log, uid, gid)
         self.proc = subprocess.Popen(self._as_user([os.path.join(my_bin, "postgres"), "-D", self.data]),
                                      stdout=logf, stderr=subprocess.STDOUT, cwd=self.tmp)
+        _LIVE.append(self)
         logf.close()
         for _ in range(600):
             if self.proc.poll() is not None:
@@ -131,6 +150,8 @@ class Server:
                 self.proc.kill()
                 self.proc.wait()
         self.proc = None
+        if self in _LIVE:
+            _LIVE.remove(self)
         if self.tmp:
             shutil.rmtree(self.tmp, ignore_errors=True)
             self.tmp = None
@@ -144,7 +165,7 @@ class Server:
         its output as lists of strings; raises SqlError with PostgreSQL's message."""
         r = subprocess.run([self.psql_path, "-X", "-q", "-A", "-t", "-F", "|", "-v", "ON_ERROR_STOP=1",
                             "-h", self.socket_dir, "-U", "postgres", "-d", db],
-                           input=sql, capture_output=True, text=True)
+                           input=sql, capture_output=True, text=True, timeout=PSQL_TIMEOUT)
         if r.returncode != 0:
             raise SqlError(r.stderr.strip())
         return [line.split("|") for line in r.stdout.splitlines() if line != ""]
