@@ -3,6 +3,7 @@
 # Does nothing when they are all present. Run as root (or with sudo available).
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config sqlite3 libsqlite3-dev libsodium-dev libboost-math-dev
+      postgresql-15 postgresql-server-dev-15 postgresql-contrib  # extension/postgres and its tests
       libgtest-dev libbenchmark-dev coinor-libclp-dev python3 clang libclang-rt-14-dev python3-matplotlib
       python3-pip python3-setuptools python3-wheel python3-venv)  # the last four: tests/install (pip, offline)
 missing=()

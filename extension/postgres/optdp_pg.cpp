@@ -1,0 +1,1112 @@
+// optdp for PostgreSQL 15: the randomised aggregates private_count,
+// staircase_sum and laplace_sum, their partial states for shipping between
+// servers, and dp_seed / dp_rng / dp_version. The maths is extension/core/;
+// this file only binds it (docs/scale.md describes the SQL surface).
+//
+// Every aggregate has a bytea state (not `internal`, so that Citus can
+// distribute it), a combine function, and is PARALLEL SAFE. The state holds
+// the exact aggregate only (a row count, a 128-bit sum of grid integers);
+// noise is added once, by the final function, to the merged state.
+//
+// Parameters are read from the aggregate's call expression (the Aggref), never
+// from a row: the transition function and the final function run the same
+// reader, so an empty input releases 0 + noise with the same parameters, and
+// every message is the same with rows or without. A parameter must be a
+// constant or a query parameter ($1), or an expression of those without
+// volatile functions; anything else could depend on a row and is refused.
+//
+// No C++ exception crosses into PostgreSQL: C++ work runs inside run_cpp(),
+// which turns an exception into a message copied to a fixed buffer, and the
+// ereport happens after every C++ object of the try block is destroyed.
+// PostgreSQL calls (which may longjmp) happen outside those blocks.
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "core/budget.hpp"
+#include "core/format.hpp"
+#include "core/moments.hpp"
+#include "core/quantile.hpp"
+#include "core/privacy.hpp"
+#include "core/rng.hpp"
+#include "core/samplers.hpp"
+#include "core/staircase.hpp"
+
+extern "C" {
+#include "postgres.h"
+#include "fmgr.h"
+#include "catalog/pg_authid.h"
+#include "catalog/pg_type.h"
+#include "commands/dbcommands.h"
+#include "miscadmin.h"
+#include "postmaster/postmaster.h"
+#include "tcop/tcopprot.h"
+#include "utils/guc.h"
+#include "libpq-fe.h"
+#include "executor/executor.h"
+#include "nodes/execnodes.h"
+#include "nodes/nodeFuncs.h"
+#include "nodes/plannodes.h"
+#include "nodes/primnodes.h"
+#include "optimizer/optimizer.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+
+PG_MODULE_MAGIC;
+PGDLLEXPORT void _PG_init(void);
+}
+
+namespace {
+
+// ---- errors ------------------------------------------------------------------
+
+struct Failure {
+  bool failed = false;
+  bool nomem = false;
+  char message[1024];
+};
+
+// Runs body(); an exception becomes f's message "<function>: <what>".
+template <class Body>
+void run_cpp(Failure& f, const char* function, Body&& body) noexcept {
+  try {
+    body();
+  } catch (const std::bad_alloc&) {
+    f.failed = f.nomem = true;
+  } catch (const std::exception& e) {
+    f.failed = true;
+    snprintf(f.message, sizeof f.message, "%s: %s", function, e.what());
+  } catch (...) {
+    f.failed = true;
+    snprintf(f.message, sizeof f.message, "%s: unknown error", function);
+  }
+}
+
+// Reports f as the statement's error, if it failed. Call only where no C++
+// object with a destructor is alive in the calling frames below PostgreSQL.
+void raise(const Failure& f) {
+  if (!f.failed) return;
+  if (f.nomem) ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+  ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s", f.message)));
+}
+
+// ---- per-backend noise ---------------------------------------------------------
+
+struct Backend {
+  optdp::OsRng os;
+  std::unique_ptr<optdp::SeededRng> seeded;
+  std::unique_ptr<optdp::TwoSidedGeometric> geo;
+  std::unique_ptr<optdp::IntegerStaircase> stair;
+  double stair_eps = 0;
+  optdp::Rng& rng() { return seeded ? static_cast<optdp::Rng&>(*seeded) : os; }
+  const optdp::TwoSidedGeometric& geometric(double alpha) {
+    if (!geo || geo->alpha() != alpha) geo = std::make_unique<optdp::TwoSidedGeometric>(alpha);
+    return *geo;
+  }
+  const optdp::IntegerStaircase& staircase(double eps, std::int64_t D, std::int64_t r) {
+    if (!stair || stair_eps != eps || stair->D() != D || stair->r() != r) {
+      stair = std::make_unique<optdp::IntegerStaircase>(eps, D, r);
+      stair_eps = eps;
+    }
+    return *stair;
+  }
+};
+
+// Created on first use, inside run_cpp; never freed (one per backend process).
+Backend* the_backend = nullptr;
+Backend& backend() {
+  if (!the_backend) the_backend = new Backend;
+  return *the_backend;
+}
+bool backend_seeded() { return the_backend && the_backend->seeded; }
+
+// ---- the ledger ------------------------------------------------------------------
+//
+// The ledger is the database's tables optdp_budget (one row, once
+// dp_ledger_attach(total_epsilon) has run) and optdp_charges (one row per
+// release). A release is charged before its noise is drawn, on optdp's own
+// connection to the same database (libpq, autocommit), by the function
+// optdp_ledger_charge: it locks the budget row (FOR UPDATE, so concurrent
+// sessions queue and cannot overspend), refuses a charge that does not fit,
+// and records it, all in one transaction that commits before the value is
+// released. The analyst's transaction can roll back; the charge stays.
+// Without a budget row nothing is charged. The connection is kept per backend.
+//
+// optdp.ledger_conninfo (superuser) says how to connect; empty (the default):
+// the server's first Unix socket directory and port, the current database,
+// and the bootstrap superuser, which pg_hba.conf must let the server's own OS
+// user in as (Debian's default `local all postgres peer` does).
+
+char* ledger_conninfo = nullptr;
+PGconn* ledger_conn = nullptr;
+
+// Opens the connection if need be; on failure returns false with why in msg.
+bool ledger_connect(char* msg, size_t n) {
+  if (ledger_conn && PQstatus(ledger_conn) == CONNECTION_OK) return true;
+  if (ledger_conn) {
+    PQfinish(ledger_conn);
+    ledger_conn = nullptr;
+  }
+  if (ledger_conninfo && ledger_conninfo[0]) {
+    ledger_conn = PQconnectdb(ledger_conninfo);
+  } else {
+    char port[16];
+    snprintf(port, sizeof port, "%d", PostPortNumber);
+    char* dirs = pstrdup(Unix_socket_directories ? Unix_socket_directories : "");
+    char* comma = strchr(dirs, ',');
+    if (comma) *comma = 0;
+    const char* host = dirs[0] ? dirs : "/var/run/postgresql";
+    const char* keys[] = {"host", "port", "dbname", "user", "application_name", nullptr};
+    const char* vals[] = {host, port, get_database_name(MyDatabaseId), GetUserNameFromId(BOOTSTRAP_SUPERUSERID, false),
+                          "optdp ledger", nullptr};
+    ledger_conn = PQconnectdbParams(keys, vals, 0);
+  }
+  if (PQstatus(ledger_conn) != CONNECTION_OK) {
+    snprintf(msg, n, "the ledger cannot be reached: %s", PQerrorMessage(ledger_conn));
+    PQfinish(ledger_conn);
+    ledger_conn = nullptr;
+    return false;
+  }
+  return true;
+}
+
+// Whether this database has a ledger (a budget row), asked on the ledger's connection.
+bool ledger_attached(const char* function) {
+  char msg[1024];
+  if (!ledger_connect(msg, sizeof msg))
+    ereport(ERROR, (errcode(ERRCODE_CONNECTION_FAILURE), errmsg("%s: %s", function, msg)));
+  PGresult* r = PQexec(ledger_conn, "SELECT count(*) FROM optdp_budget");
+  if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
+    snprintf(msg, sizeof msg, "the ledger cannot be read: %s", PQerrorMessage(ledger_conn));
+    PQclear(r);
+    ereport(ERROR, (errcode(ERRCODE_CONNECTION_FAILURE), errmsg("%s: %s", function, msg)));
+  }
+  const bool attached = atoll(PQgetvalue(r, 0, 0)) > 0;
+  PQclear(r);
+  return attached;
+}
+
+bool backend_seeded();
+
+// Charges one release of `function` at epsilon; raises an error (and nothing
+// may be released) if the budget does not allow it or the ledger cannot be
+// reached. Whether a ledger is attached, and what it holds, depends on no row.
+void charge(const char* function, double epsilon) {
+  Failure f;
+  std::int64_t units = 0;
+  run_cpp(f, function, [&] { units = optdp::charge_units(epsilon); });
+  raise(f);
+  char msg[1024];
+  if (!ledger_connect(msg, sizeof msg))
+    ereport(ERROR, (errcode(ERRCODE_CONNECTION_FAILURE), errmsg("%s: %s", function, msg)));
+  char units_s[32], eps_s[64], pid_s[16];
+  snprintf(units_s, sizeof units_s, "%lld", static_cast<long long>(units));
+  snprintf(eps_s, sizeof eps_s, "%.17g", epsilon);
+  snprintf(pid_s, sizeof pid_s, "%d", MyProcPid);
+  const char* params[] = {function, units_s, eps_s, debug_query_string, pid_s, backend_seeded() ? "t" : "f"};
+  PGresult* r = PQexecParams(ledger_conn,
+                             "SELECT status, total_units, spent_units FROM optdp_ledger_charge($1, $2, $3, $4, $5, $6)",
+                             6, nullptr, params, nullptr, nullptr, 0);
+  if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
+    snprintf(msg, sizeof msg, "the ledger cannot be charged: %s", PQerrorMessage(ledger_conn));
+    PQclear(r);
+    ereport(ERROR, (errcode(ERRCODE_CONNECTION_FAILURE), errmsg("%s: %s", function, msg)));
+  }
+  // 'n'one (no ledger), 'c'harged, 'r'efused (budget), 's'eeded (refused: a known seed)
+  const char status = PQgetvalue(r, 0, 0)[0];
+  long long total = 0, spent = 0;
+  if (status == 'r') {
+    total = atoll(PQgetvalue(r, 0, 1));
+    spent = atoll(PQgetvalue(r, 0, 2));
+  }
+  PQclear(r);
+  if (status == 's')
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("%s: refused: a privacy ledger is attached, and a known seed makes the noise predictable",
+                           function)));
+  if (status == 'r') {
+    run_cpp(f, function, [&] {
+      throw std::runtime_error("privacy budget exhausted: " + optdp::format_double(optdp::units_to_epsilon(spent)) +
+                               " of " + optdp::format_double(optdp::units_to_epsilon(total)) +
+                               " spent, and this release costs " + optdp::format_double(epsilon));
+    });
+    raise(f);
+  }
+}
+
+// ---- parameters from the call expression --------------------------------------
+
+constexpr int kMaxParams = 4;
+
+// The parameters of one call as plain values (read on the PostgreSQL side).
+struct CallParams {
+  int nargs = 0;   // arguments of the aggregate call
+  int first = 0;   // index of the first parameter
+  int count = 0;   // nargs - first
+  bool constant[kMaxParams];  // false: the expression could depend on a row
+  bool isnull[kMaxParams];
+  Oid type[kMaxParams];
+  double number[kMaxParams];  // FLOAT8OID
+  char text[kMaxParams][64];  // TEXTOID (truncated; only short specs are valid)
+  int text_len[kMaxParams];
+};
+
+// True when e depends on no row: constants and query parameters ($n), and
+// non-volatile functions and casts of them.
+bool row_independent(Node* e) {
+  if (e == nullptr) return false;
+  switch (nodeTag(e)) {
+    case T_Const: return true;
+    case T_Param: return reinterpret_cast<Param*>(e)->paramkind == PARAM_EXTERN;
+    case T_RelabelType: return row_independent(reinterpret_cast<Node*>(reinterpret_cast<RelabelType*>(e)->arg));
+    case T_CoerceViaIO: return row_independent(reinterpret_cast<Node*>(reinterpret_cast<CoerceViaIO*>(e)->arg));
+    case T_FuncExpr:
+    case T_OpExpr: {
+      if (contain_volatile_functions(e)) return false;
+      List* args = IsA(e, FuncExpr) ? reinterpret_cast<FuncExpr*>(e)->args : reinterpret_cast<OpExpr*>(e)->args;
+      ListCell* lc;
+      foreach (lc, args)
+        if (!row_independent(static_cast<Node*>(lfirst(lc)))) return false;
+      return true;
+    }
+    default: return false;
+  }
+}
+
+// The Aggref of the call being computed, with its own arguments. In a
+// Finalize Aggregate (parallel plans) the Aggref's one argument is a Var
+// referring to the partial aggregate's output: follow it down the plan to the
+// partial Aggref, which keeps the call's arguments.
+Aggref* call_aggref(FunctionCallInfo fcinfo, const char* function) {
+  Aggref* a = AggGetAggref(fcinfo);
+  if (a == nullptr && AggCheckCallContext(fcinfo, nullptr) == AGG_CONTEXT_WINDOW)
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("optdp: its aggregates cannot be used as window functions (every row would be a release)")));
+  if (a == nullptr)
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg("%s: must be called as an aggregate", function)));
+  if (!DO_AGGSPLIT_COMBINE(a->aggsplit)) return a;
+  AggState* as = reinterpret_cast<AggState*>(fcinfo->context);
+  Plan* plan = outerPlan(as->ss.ps.plan);
+  Expr* e = a->args ? static_cast<TargetEntry*>(linitial(a->args))->expr : nullptr;
+  for (int depth = 0; plan != nullptr && e != nullptr && depth < 32; ++depth) {
+    if (!IsA(e, Var)) break;
+    const AttrNumber att = reinterpret_cast<Var*>(e)->varattno;
+    if (att < 1 || att > list_length(plan->targetlist)) break;
+    e = static_cast<TargetEntry*>(list_nth(plan->targetlist, att - 1))->expr;
+    if (IsA(e, Aggref)) return reinterpret_cast<Aggref*>(e);
+    if (IsA(plan, Append))
+      plan = static_cast<Plan*>(linitial(reinterpret_cast<Append*>(plan)->appendplans));
+    else
+      plan = outerPlan(plan);
+  }
+  ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                  errmsg("%s: cannot find the call's parameters in this plan", function)));
+  return nullptr;
+}
+
+// Reads the parameters of the call: arguments first.. of the aggregate call
+// (first < 0: the last -first arguments). Row-dependent ones are marked, not
+// evaluated.
+void read_call(FunctionCallInfo fcinfo, const char* function, int first, CallParams& out) {
+  Aggref* a = call_aggref(fcinfo, function);
+  AggState* as = reinterpret_cast<AggState*>(fcinfo->context);
+  out.nargs = list_length(a->args);
+  out.first = first < 0 ? out.nargs + first : first;
+  out.count = out.nargs - out.first;
+  if (out.first < 0 || out.count > kMaxParams)
+    ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR), errmsg("%s: unexpected number of arguments", function)));
+  for (int i = 0; i < out.count; ++i) {
+    Expr* e = static_cast<TargetEntry*>(list_nth(a->args, out.first + i))->expr;
+    out.type[i] = exprType(reinterpret_cast<Node*>(e));
+    out.isnull[i] = true;
+    out.constant[i] = row_independent(reinterpret_cast<Node*>(e));
+    if (!out.constant[i]) continue;
+    Datum d;
+    bool isnull;
+    if (IsA(e, Const)) {
+      d = reinterpret_cast<Const*>(e)->constvalue;
+      isnull = reinterpret_cast<Const*>(e)->constisnull;
+    } else {
+      ExprState* st = ExecInitExpr(e, &as->ss.ps);
+      d = ExecEvalExprSwitchContext(st, as->ss.ps.ps_ExprContext, &isnull);
+    }
+    out.isnull[i] = isnull;
+    if (isnull) continue;
+    if (out.type[i] == FLOAT8OID) {
+      out.number[i] = DatumGetFloat8(d);
+    } else if (out.type[i] == TEXTOID) {
+      text* t = DatumGetTextPP(d);
+      const int n = VARSIZE_ANY_EXHDR(t);
+      out.text_len[i] = n;
+      std::memcpy(out.text[i], VARDATA_ANY(t), std::min<int>(n, sizeof out.text[i] - 1));
+      out.text[i][std::min<int>(n, sizeof out.text[i] - 1)] = 0;
+    }
+  }
+}
+
+[[noreturn]] void not_constant(const char* name) {
+  throw std::invalid_argument(std::string(name) +
+                              " must be a literal or a query parameter (optdp fixes the noise before it reads any "
+                              "row), but is an expression that can depend on a row");
+}
+
+std::string describe_number(double v) { return optdp::format_double(v); }
+
+double number_param(const CallParams& p, int i, const char* name) {
+  if (!p.constant[i]) not_constant(name);
+  if (p.isnull[i]) throw std::invalid_argument(std::string(name) + " must be a number, but is NULL");
+  return p.number[i];
+}
+
+std::string text_param(const CallParams& p, int i, const char* name, const char* domain) {
+  if (!p.constant[i]) not_constant(name);
+  if (p.isnull[i]) throw std::invalid_argument(std::string(name) + " must be text (" + domain + "), but is NULL");
+  if (p.text_len[i] >= static_cast<int>(sizeof p.text[i]))  // longer than any valid spec
+    return std::string(p.text[i]) + "...";
+  return std::string(p.text[i], p.text_len[i]);
+}
+
+double alpha_param(const CallParams& p, int i) {
+  const double a = number_param(p, i, "alpha");
+  if (!(a > 0 && a < 1)) throw std::invalid_argument("alpha must be in (0, 1), but is " + describe_number(a));
+  return a;
+}
+
+// ---- states ------------------------------------------------------------------
+
+// private_count: the number of rows; alpha is filled in only by a shipped
+// state (private_count_state), so that a merge can check it.
+struct CountState {
+  std::int64_t rows;
+  double alpha;
+};
+
+// The sums: the exact sum of grid integers, and the parameters that fix the
+// grid (filled in only by a shipped state).
+struct SumState {
+  unsigned char sum_bytes[16];
+  double eps, lower, upper;
+  std::int32_t has_params, pad;
+  __int128 sum() const {
+    __int128 v;
+    std::memcpy(&v, sum_bytes, sizeof v);
+    return v;
+  }
+  void set_sum(__int128 v) { std::memcpy(sum_bytes, &v, sizeof v); }
+};
+
+template <class S>
+S load(bytea* b, const char* function, const char* what) {
+  S s;
+  if (VARSIZE_ANY_EXHDR(b) != sizeof(S))
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("%s: state must be a %s state (%d bytes), but is a bytea of %d bytes", function, what,
+                           static_cast<int>(sizeof(S)), static_cast<int>(VARSIZE_ANY_EXHDR(b)))));
+  std::memcpy(&s, VARDATA_ANY(b), sizeof(S));
+  return s;
+}
+
+template <class S>
+void store(bytea* b, const S& s) {
+  std::memcpy(VARDATA_ANY(b), &s, sizeof(S));
+}
+
+template <class S>
+bytea* new_state(const S& s) {
+  bytea* b = static_cast<bytea*>(palloc(VARHDRSZ + sizeof(S)));
+  SET_VARSIZE(b, VARHDRSZ + sizeof(S));
+  store(b, s);
+  return b;
+}
+
+// The transition state argument, writable in place when called as an
+// aggregate (PostgreSQL's rule for pass-by-reference states); a copy in the
+// aggregate's memory context otherwise.
+template <class S>
+bytea* state_arg(FunctionCallInfo fcinfo, const char* function, const char* what) {
+  MemoryContext aggctx;
+  if (!AggCheckCallContext(fcinfo, &aggctx))
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg("%s: must be called as an aggregate", function)));
+  if (PG_ARGISNULL(0)) {
+    MemoryContext old = MemoryContextSwitchTo(aggctx);
+    bytea* b = new_state(S{});
+    MemoryContextSwitchTo(old);
+    return b;
+  }
+  bytea* b = PG_GETARG_BYTEA_PP(0);
+  (void)load<S>(b, function, what);
+  return b;
+}
+
+// The transition state on the per-row path, once the first call (state_arg)
+// has checked the call context and the state: the aggregate's own value,
+// built from INITCOND or returned by the previous call, never toasted.
+inline bytea* own_state(FunctionCallInfo fcinfo) { return reinterpret_cast<bytea*>(DatumGetPointer(PG_GETARG_DATUM(0))); }
+
+// ---- private_count -------------------------------------------------------------
+
+struct CountCache {
+  bool ready;
+  double alpha;
+};
+
+// alpha of the running call (the last argument), read and validated once per
+// function instance (flinfo): the same reader in transition and final functions.
+double count_alpha(FunctionCallInfo fcinfo, const char* function) {
+  auto* cache = static_cast<CountCache*>(fcinfo->flinfo->fn_extra);
+  if (cache && cache->ready) return cache->alpha;
+  if (!cache) {
+    cache = static_cast<CountCache*>(MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(CountCache)));
+    fcinfo->flinfo->fn_extra = cache;
+  }
+  CallParams p;
+  read_call(fcinfo, function, -1, p);
+  Failure f;
+  double alpha = 0;
+  run_cpp(f, function, [&] { alpha = alpha_param(p, 0); });
+  raise(f);
+  cache->alpha = alpha;
+  cache->ready = true;
+  return alpha;
+}
+
+// The function name for messages: the aggregate's own name.
+const char* agg_name(FunctionCallInfo fcinfo, const char* fallback) {
+  Aggref* a = AggGetAggref(fcinfo);
+  if (a == nullptr) return fallback;
+  char* n = get_func_name(a->aggfnoid);
+  return n ? n : fallback;
+}
+
+}  // namespace
+
+extern "C" {
+
+// PostgreSQL 15 exports only the info record; the function must be visible too.
+#define OPTDP_PG_FUNCTION(name) \
+  PG_FUNCTION_INFO_V1(name);    \
+  PGDLLEXPORT Datum name(PG_FUNCTION_ARGS)
+
+OPTDP_PG_FUNCTION(optdp_count_trans);
+OPTDP_PG_FUNCTION(optdp_count_combine);
+OPTDP_PG_FUNCTION(optdp_count_merge_trans);
+OPTDP_PG_FUNCTION(optdp_count_final);
+OPTDP_PG_FUNCTION(optdp_count_state_final);
+OPTDP_PG_FUNCTION(optdp_sum_trans);
+OPTDP_PG_FUNCTION(optdp_sum_combine);
+OPTDP_PG_FUNCTION(optdp_sum_merge_trans);
+OPTDP_PG_FUNCTION(optdp_staircase_final);
+OPTDP_PG_FUNCTION(optdp_laplace_final);
+OPTDP_PG_FUNCTION(optdp_sum_state_final);
+OPTDP_PG_FUNCTION(optdp_seed);
+OPTDP_PG_FUNCTION(optdp_rng);
+OPTDP_PG_FUNCTION(optdp_version);
+
+// optdp_count_trans(state, alpha) counts every row; (state, x, alpha) the
+// rows with x not NULL. Parameters come from the call, not the row.
+Datum optdp_count_trans(PG_FUNCTION_ARGS) {
+  auto* cache = static_cast<CountCache*>(fcinfo->flinfo->fn_extra);
+  bytea* st;
+  if (!(cache && cache->ready) || PG_ARGISNULL(0)) [[unlikely]] {
+    st = state_arg<CountState>(fcinfo, "private_count", "private_count");
+    count_alpha(fcinfo, agg_name(fcinfo, "private_count"));
+  } else {
+    st = own_state(fcinfo);
+  }
+  if (PG_NARGS() == 2 || !PG_ARGISNULL(1)) {
+    CountState s;
+    std::memcpy(&s, VARDATA_ANY(st), sizeof s);
+    ++s.rows;
+    store(st, s);
+  }
+  PG_RETURN_BYTEA_P(st);
+}
+
+Datum optdp_count_combine(PG_FUNCTION_ARGS) {
+  bytea* st = state_arg<CountState>(fcinfo, "private_count", "private_count");
+  if (PG_ARGISNULL(1)) PG_RETURN_BYTEA_P(st);
+  CountState a = load<CountState>(st, "private_count", "private_count");
+  const CountState b = load<CountState>(PG_GETARG_BYTEA_PP(1), "private_count", "private_count");
+  a.rows += b.rows;
+  store(st, a);
+  PG_RETURN_BYTEA_P(st);
+}
+
+// private_count_merge(state, alpha): adds shipped states made with the same alpha.
+Datum optdp_count_merge_trans(PG_FUNCTION_ARGS) {
+  const char* fn = "private_count_merge";
+  bytea* st = state_arg<CountState>(fcinfo, fn, "private_count");
+  const double alpha = count_alpha(fcinfo, fn);
+  if (PG_ARGISNULL(1))
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("%s: state must be a private_count state, but is NULL", fn)));
+  const CountState in = load<CountState>(PG_GETARG_BYTEA_PP(1), fn, "private_count");
+  if (in.alpha != alpha) {
+    Failure f;
+    run_cpp(f, fn, [&] {
+      throw std::invalid_argument("state was computed with alpha " + describe_number(in.alpha) +
+                                  ", but alpha is " + describe_number(alpha));
+    });
+    raise(f);
+  }
+  CountState s = load<CountState>(st, fn, "private_count");
+  s.rows += in.rows;
+  store(st, s);
+  PG_RETURN_BYTEA_P(st);
+}
+
+// The release: count + two-sided geometric(alpha) noise, saturating.
+Datum optdp_count_final(PG_FUNCTION_ARGS) {
+  const char* fn = agg_name(fcinfo, "private_count");
+  const double alpha = count_alpha(fcinfo, fn);
+  const CountState s = PG_ARGISNULL(0) ? CountState{} : load<CountState>(PG_GETARG_BYTEA_PP(0), fn, "private_count");
+  Failure f;
+  double eps = 0;
+  run_cpp(f, fn, [&] { eps = optdp::epsilon_of_alpha(alpha); });
+  raise(f);
+  charge(fn, eps);
+  std::int64_t out = 0;
+  run_cpp(f, fn, [&] {
+    Backend& b = backend();
+    const std::int64_t noise = b.geometric(alpha)(b.rng());
+    if (__builtin_add_overflow(s.rows, noise, &out))
+      out = noise > 0 ? std::numeric_limits<std::int64_t>::max() : std::numeric_limits<std::int64_t>::min();
+  });
+  raise(f);
+  PG_RETURN_INT64(out);
+}
+
+// private_count_state: the exact state, with alpha, for shipping to a coordinator.
+Datum optdp_count_state_final(PG_FUNCTION_ARGS) {
+  const char* fn = agg_name(fcinfo, "private_count_state");
+  const double alpha = count_alpha(fcinfo, fn);
+  CountState s = PG_ARGISNULL(0) ? CountState{} : load<CountState>(PG_GETARG_BYTEA_PP(0), fn, "private_count");
+  s.alpha = alpha;
+  PG_RETURN_BYTEA_P(new_state(s));
+}
+
+}  // extern "C"
+
+// ---- staircase_sum, laplace_sum -----------------------------------------------
+
+namespace {
+
+struct SumParams {
+  bool ready;
+  double eps, lower, upper;
+  optdp::CostSpec cost;
+  optdp::Grid grid;
+  std::int64_t r;  // the staircase's r, when computed
+  bool has_r;
+};
+
+// The parameters of the running call, arguments `first`.. of it (1 for the
+// sums, whose first argument is x, and for the merges, whose first is the
+// state): (eps, delta), (eps, lower, upper) or (eps, lower, upper, cost).
+const SumParams& sum_params(FunctionCallInfo fcinfo, const char* function) {
+  auto* cache = static_cast<SumParams*>(fcinfo->flinfo->fn_extra);
+  if (cache && cache->ready) return *cache;
+  if (!cache) {
+    cache = static_cast<SumParams*>(MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(SumParams)));
+    fcinfo->flinfo->fn_extra = cache;
+  }
+  CallParams p;
+  read_call(fcinfo, function, 1, p);
+  Failure f;
+  SumParams s{};
+  run_cpp(f, function, [&] {
+    s.eps = number_param(p, 0, "eps");
+    optdp::check_positive(s.eps, "eps");
+    if (p.count == 2) {
+      const double delta = number_param(p, 1, "delta");
+      optdp::check_positive(delta, "delta");
+      s.lower = 0;
+      s.upper = delta;
+    } else {
+      s.lower = number_param(p, 1, "lower");
+      s.upper = number_param(p, 2, "upper");
+    }
+    s.cost = optdp::CostSpec{};
+    if (p.count == 4) s.cost = optdp::parse_cost_spec(text_param(p, 3, "cost", "'l1', 'l2' or 'gamma=G'"));
+    s.grid = optdp::make_grid(s.eps, s.lower, s.upper, p.count == 2 ? "delta" : "upper - lower");
+  });
+  raise(f);
+  s.ready = true;
+  *cache = s;
+  return *cache;
+}
+
+}  // namespace
+
+extern "C" {
+
+// optdp_sum_trans(state, x, params...): adds x, clamped and rounded to the grid.
+Datum optdp_sum_trans(PG_FUNCTION_ARGS) {
+  auto* cache = static_cast<SumParams*>(fcinfo->flinfo->fn_extra);
+  bytea* st;
+  if (!(cache && cache->ready) || PG_ARGISNULL(0)) [[unlikely]] {
+    st = state_arg<SumState>(fcinfo, "staircase_sum", "sum");
+    cache = const_cast<SumParams*>(&sum_params(fcinfo, agg_name(fcinfo, "staircase_sum")));
+  } else {
+    st = own_state(fcinfo);
+  }
+  if (!PG_ARGISNULL(1)) {
+    double x = PG_GETARG_FLOAT8(1);
+    if (std::isnan(x)) x = 0;  // as SQLite's sum() reads NaN: never an error on a row's value
+    SumState s;
+    std::memcpy(&s, VARDATA_ANY(st), sizeof s);
+    s.set_sum(s.sum() + cache->grid.quantize(x, cache->lower, cache->upper));
+    store(st, s);
+  }
+  PG_RETURN_BYTEA_P(st);
+}
+
+Datum optdp_sum_combine(PG_FUNCTION_ARGS) {
+  bytea* st = state_arg<SumState>(fcinfo, "staircase_sum", "sum");
+  if (PG_ARGISNULL(1)) PG_RETURN_BYTEA_P(st);
+  SumState a = load<SumState>(st, "staircase_sum", "sum");
+  const SumState b = load<SumState>(PG_GETARG_BYTEA_PP(1), "staircase_sum", "sum");
+  a.set_sum(a.sum() + b.sum());
+  store(st, a);
+  PG_RETURN_BYTEA_P(st);
+}
+
+// staircase_sum_merge / laplace_sum_merge(state, params...): adds shipped
+// states made with the same eps, lower and upper (the same grid).
+Datum optdp_sum_merge_trans(PG_FUNCTION_ARGS) {
+  const char* fn = agg_name(fcinfo, "staircase_sum_merge");
+  bytea* st = state_arg<SumState>(fcinfo, fn, "sum");
+  const SumParams& p = sum_params(fcinfo, fn);
+  if (PG_ARGISNULL(1))
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s: state must be a sum state, but is NULL", fn)));
+  const SumState in = load<SumState>(PG_GETARG_BYTEA_PP(1), fn, "sum");
+  if (!in.has_params || in.eps != p.eps || in.lower != p.lower || in.upper != p.upper) {
+    Failure f;
+    run_cpp(f, fn, [&] {
+      throw std::invalid_argument("state was computed with (eps, lower, upper) = (" + describe_number(in.eps) + ", " +
+                                  describe_number(in.lower) + ", " + describe_number(in.upper) +
+                                  "), but they are (" + describe_number(p.eps) + ", " + describe_number(p.lower) +
+                                  ", " + describe_number(p.upper) + ")");
+    });
+    raise(f);
+  }
+  SumState s = load<SumState>(st, fn, "sum");
+  s.set_sum(s.sum() + in.sum());
+  store(st, s);
+  PG_RETURN_BYTEA_P(st);
+}
+
+}  // extern "C"
+
+namespace {
+
+enum class Mech { Staircase, Laplace };
+
+Datum sum_final(FunctionCallInfo fcinfo, Mech m) {
+  const char* fn = agg_name(fcinfo, m == Mech::Staircase ? "staircase_sum" : "laplace_sum");
+  const SumParams& p = sum_params(fcinfo, fn);
+  const SumState s = PG_ARGISNULL(0) ? SumState{} : load<SumState>(PG_GETARG_BYTEA_PP(0), fn, "sum");
+  auto* cache = static_cast<SumParams*>(fcinfo->flinfo->fn_extra);
+  charge(fn, p.eps);
+  Failure f;
+  double out = 0;
+  run_cpp(f, fn, [&] {
+    Backend& b = backend();
+    const std::int64_t D = p.grid.D();
+    std::int64_t noise;
+    if (m == Mech::Staircase) {
+      if (!cache->has_r) {
+        cache->r = p.cost.fixed_gamma ? optdp::IntegerStaircase::r_for_gamma(p.cost.gamma, D)
+                                      : optdp::IntegerStaircase::optimal_r(p.eps, D, p.cost.cost);
+        cache->has_r = true;
+      }
+      noise = b.staircase(p.eps, D, cache->r)(b.rng());
+    } else {
+      // Discrete Laplace on the grid, P[z] ~ e^(-eps |z| / D); eps/D rounded
+      // down if need be, so that alpha >= e^(-eps/D).
+      double x = p.eps / static_cast<double>(D);
+      if (std::fma(x, static_cast<double>(D), -p.eps) > 0) x = std::nextafter(x, 0.0);
+      noise = b.geometric(optdp::alpha_of_epsilon(x))(b.rng());
+    }
+    out = static_cast<double>(s.sum() + noise) * p.grid.g;
+  });
+  raise(f);
+  PG_RETURN_FLOAT8(out);
+}
+
+}  // namespace
+
+extern "C" {
+
+Datum optdp_staircase_final(PG_FUNCTION_ARGS) { return sum_final(fcinfo, Mech::Staircase); }
+Datum optdp_laplace_final(PG_FUNCTION_ARGS) { return sum_final(fcinfo, Mech::Laplace); }
+
+// staircase_sum_state / laplace_sum_state: the exact state with its grid's parameters.
+Datum optdp_sum_state_final(PG_FUNCTION_ARGS) {
+  const char* fn = agg_name(fcinfo, "staircase_sum_state");
+  const SumParams& p = sum_params(fcinfo, fn);
+  SumState s = PG_ARGISNULL(0) ? SumState{} : load<SumState>(PG_GETARG_BYTEA_PP(0), fn, "sum");
+  s.eps = p.eps;
+  s.lower = p.lower;
+  s.upper = p.upper;
+  s.has_params = 1;
+  PG_RETURN_BYTEA_P(new_state(s));
+}
+
+// ---- ledger helpers ------------------------------------------------------------
+
+OPTDP_PG_FUNCTION(optdp_total_units);
+// optdp_total_units(total_epsilon): the budget in exact units (core/budget.hpp).
+Datum optdp_total_units(PG_FUNCTION_ARGS) {
+  const double total = PG_GETARG_FLOAT8(0);
+  Failure f;
+  std::int64_t units = 0;
+  run_cpp(f, "dp_ledger_attach", [&] { units = optdp::total_units(total); });
+  raise(f);
+  PG_RETURN_INT64(units);
+}
+
+void _PG_init(void) {
+  DefineCustomStringVariable("optdp.ledger_conninfo",
+                             "How optdp connects to this database to charge the ledger (empty: the server's Unix "
+                             "socket, the current database, the bootstrap superuser).",
+                             nullptr, &ledger_conninfo, "", PGC_SUSET, 0, nullptr, nullptr, nullptr);
+  MarkGUCPrefixReserved("optdp");
+}
+
+}  // extern "C"
+
+// ---- private_avg, private_var, private_stddev (x, eps, lower, upper) ----------
+//
+// One release each, charged eps once: a noisy count and noisy centred sums on
+// a power-of-two grid (core/moments.hpp, docs/moments.md).
+
+namespace {
+
+struct MomentsState {
+  unsigned char s1_bytes[16], s2_bytes[16];
+  std::int64_t n;
+  static __int128 get(const unsigned char* b) {
+    __int128 v;
+    std::memcpy(&v, b, sizeof v);
+    return v;
+  }
+  static void add(unsigned char* b, __int128 d) {
+    const __int128 v = get(b) + d;
+    std::memcpy(b, &v, sizeof v);
+  }
+};
+
+struct MomentsCache {
+  bool ready;
+  alignas(8) unsigned char plan_bytes[sizeof(optdp::MomentsPlan)];
+  const optdp::MomentsPlan& plan() const { return *reinterpret_cast<const optdp::MomentsPlan*>(plan_bytes); }
+};
+static_assert(std::is_trivially_copyable_v<optdp::MomentsPlan>);
+
+const optdp::MomentsPlan& moments_plan(FunctionCallInfo fcinfo, const char* function, optdp::MomentsPlan::Kind kind) {
+  auto* cache = static_cast<MomentsCache*>(fcinfo->flinfo->fn_extra);
+  if (cache && cache->ready) return cache->plan();
+  if (!cache) {
+    cache = static_cast<MomentsCache*>(MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(MomentsCache)));
+    fcinfo->flinfo->fn_extra = cache;
+  }
+  CallParams p;
+  read_call(fcinfo, function, 1, p);
+  Failure f;
+  run_cpp(f, function, [&] {
+    const optdp::MomentsPlan plan(kind, number_param(p, 0, "eps"), number_param(p, 1, "lower"),
+                                  number_param(p, 2, "upper"));
+    std::memcpy(cache->plan_bytes, &plan, sizeof plan);
+  });
+  raise(f);
+  cache->ready = true;
+  return cache->plan();
+}
+
+template <optdp::MomentsPlan::Kind K>
+Datum moments_trans(FunctionCallInfo fcinfo) {
+  const char* fallback = K == optdp::MomentsPlan::Kind::Mean ? "private_avg" : "private_var";
+  auto* cache = static_cast<MomentsCache*>(fcinfo->flinfo->fn_extra);
+  bytea* st;
+  if (!(cache && cache->ready) || PG_ARGISNULL(0)) [[unlikely]] {
+    st = state_arg<MomentsState>(fcinfo, fallback, "moments");
+    moments_plan(fcinfo, agg_name(fcinfo, fallback), K);
+    cache = static_cast<MomentsCache*>(fcinfo->flinfo->fn_extra);
+  } else {
+    st = own_state(fcinfo);
+  }
+  if (!PG_ARGISNULL(1)) {
+    double x = PG_GETARG_FLOAT8(1);
+    if (std::isnan(x)) x = 0;  // as SQLite's sum() reads NaN: never an error on a row's value
+    const optdp::MomentsPlan& plan = cache->plan();
+    MomentsState s;
+    std::memcpy(&s, VARDATA_ANY(st), sizeof s);
+    const std::int64_t y = plan.y(x);
+    ++s.n;
+    MomentsState::add(s.s1_bytes, y);
+    if constexpr (K != optdp::MomentsPlan::Kind::Mean) MomentsState::add(s.s2_bytes, plan.z(y));
+    store(st, s);
+  }
+  PG_RETURN_BYTEA_P(st);
+}
+
+enum class Stat { Avg, Var, Stddev };
+
+template <Stat S>
+Datum moments_final(FunctionCallInfo fcinfo) {
+  constexpr auto kind = S == Stat::Avg ? optdp::MomentsPlan::Kind::Mean : optdp::MomentsPlan::Kind::Variance;
+  const char* fn = agg_name(fcinfo, S == Stat::Avg ? "private_avg" : S == Stat::Var ? "private_var" : "private_stddev");
+  const optdp::MomentsPlan& plan = moments_plan(fcinfo, fn, kind);
+  const MomentsState st = PG_ARGISNULL(0) ? MomentsState{} : load<MomentsState>(PG_GETARG_BYTEA_PP(0), fn, "moments");
+  charge(fn, plan.eps);
+  Failure f;
+  double out = 0;
+  run_cpp(f, fn, [&] {
+    Backend& b = backend();
+    optdp::Rng& rng = b.rng();
+    std::int64_t n;
+    if (__builtin_add_overflow(st.n, b.geometric(optdp::alpha_of_epsilon(plan.eps_count))(rng), &n))
+      n = st.n;  // unreachable: n < 2^63 rows and |noise| < 2^62
+    auto staircase = [&](double e, std::int64_t D) {
+      return b.staircase(e, D, optdp::IntegerStaircase::optimal_r(e, D, optdp::Cost::L1))(rng);
+    };
+    const __int128 s1 = MomentsState::get(st.s1_bytes) + staircase(plan.eps_s1, plan.H);
+    if constexpr (S == Stat::Avg) {
+      out = plan.mean(n, s1);
+    } else {
+      const __int128 s2 = MomentsState::get(st.s2_bytes) + staircase(plan.eps_s2, plan.D2);
+      out = S == Stat::Var ? plan.variance(n, s1, s2) : plan.stddev(n, s1, s2);
+    }
+  });
+  raise(f);
+  PG_RETURN_FLOAT8(out);
+}
+
+}  // namespace
+
+extern "C" {
+
+OPTDP_PG_FUNCTION(optdp_avg_trans);
+OPTDP_PG_FUNCTION(optdp_var_trans);
+OPTDP_PG_FUNCTION(optdp_moments_combine);
+OPTDP_PG_FUNCTION(optdp_avg_final);
+OPTDP_PG_FUNCTION(optdp_var_final);
+OPTDP_PG_FUNCTION(optdp_stddev_final);
+
+Datum optdp_avg_trans(PG_FUNCTION_ARGS) { return moments_trans<optdp::MomentsPlan::Kind::Mean>(fcinfo); }
+Datum optdp_var_trans(PG_FUNCTION_ARGS) { return moments_trans<optdp::MomentsPlan::Kind::Variance>(fcinfo); }
+Datum optdp_moments_combine(PG_FUNCTION_ARGS) {
+  bytea* st = state_arg<MomentsState>(fcinfo, "private_avg", "moments");
+  if (PG_ARGISNULL(1)) PG_RETURN_BYTEA_P(st);
+  MomentsState a = load<MomentsState>(st, "private_avg", "moments");
+  const MomentsState b = load<MomentsState>(PG_GETARG_BYTEA_PP(1), "private_avg", "moments");
+  a.n += b.n;
+  MomentsState::add(a.s1_bytes, MomentsState::get(b.s1_bytes));
+  MomentsState::add(a.s2_bytes, MomentsState::get(b.s2_bytes));
+  store(st, a);
+  PG_RETURN_BYTEA_P(st);
+}
+Datum optdp_avg_final(PG_FUNCTION_ARGS) { return moments_final<Stat::Avg>(fcinfo); }
+Datum optdp_var_final(PG_FUNCTION_ARGS) { return moments_final<Stat::Var>(fcinfo); }
+Datum optdp_stddev_final(PG_FUNCTION_ARGS) { return moments_final<Stat::Stddev>(fcinfo); }
+
+}  // extern "C"
+
+// ---- private_quantile(x, q, eps, lower, upper), private_median(x, eps, lower, upper)
+//
+// A grid point of [lower, upper] chosen by the exponential mechanism with
+// score -|#{x < c} - q n| (core/quantile.hpp, docs/quantiles.md). The state
+// is the m + 1 bucket counts (m fixed by lower and upper alone, at most 4096),
+// allocated by the first row; INITCOND is the empty bytea, which the combine
+// and final functions read as all zeros.
+
+namespace {
+
+struct QuantileCache {
+  bool ready;
+  double q, eps;
+  alignas(8) unsigned char grid_bytes[sizeof(optdp::QuantileGrid)];
+  const optdp::QuantileGrid& grid() const { return *reinterpret_cast<const optdp::QuantileGrid*>(grid_bytes); }
+};
+static_assert(std::is_trivially_copyable_v<optdp::QuantileGrid>);
+
+const QuantileCache& quantile_params(FunctionCallInfo fcinfo, const char* function) {
+  auto* cache = static_cast<QuantileCache*>(fcinfo->flinfo->fn_extra);
+  if (cache && cache->ready) return *cache;
+  if (!cache) {
+    cache = static_cast<QuantileCache*>(MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(QuantileCache)));
+    fcinfo->flinfo->fn_extra = cache;
+  }
+  CallParams p;
+  read_call(fcinfo, function, 1, p);
+  Failure f;
+  run_cpp(f, function, [&] {
+    int i = 0;
+    double q = 0.5;
+    if (p.count == 4) {
+      q = number_param(p, i++, "q");
+      if (!(q >= 0 && q <= 1)) throw std::invalid_argument("q must be in [0, 1], but is " + describe_number(q));
+    }
+    const double eps = number_param(p, i++, "eps");
+    optdp::check_positive(eps, "eps");
+    const double lower = number_param(p, i++, "lower");
+    const double upper = number_param(p, i++, "upper");
+    const optdp::QuantileGrid grid(lower, upper);
+    cache->q = q;
+    cache->eps = eps;
+    std::memcpy(cache->grid_bytes, &grid, sizeof grid);
+  });
+  raise(f);
+  cache->ready = true;
+  return *cache;
+}
+
+std::size_t bucket_count(const QuantileCache& c) { return static_cast<std::size_t>(c.grid().candidates()) + 1; }
+
+}  // namespace
+
+extern "C" {
+
+OPTDP_PG_FUNCTION(optdp_quantile_trans);
+OPTDP_PG_FUNCTION(optdp_quantile_combine);
+OPTDP_PG_FUNCTION(optdp_quantile_final);
+
+Datum optdp_quantile_trans(PG_FUNCTION_ARGS) {
+  auto* cache = static_cast<QuantileCache*>(fcinfo->flinfo->fn_extra);
+  bytea* st;
+  if (!(cache && cache->ready) || PG_ARGISNULL(0)) [[unlikely]] {
+    MemoryContext aggctx;
+    if (AggCheckCallContext(fcinfo, &aggctx) != AGG_CONTEXT_AGGREGATE) call_aggref(fcinfo, "private_quantile");
+    cache = const_cast<QuantileCache*>(&quantile_params(fcinfo, agg_name(fcinfo, "private_quantile")));
+    st = PG_ARGISNULL(0) ? nullptr : own_state(fcinfo);
+    if (st == nullptr || VARSIZE_ANY_EXHDR(st) == 0) {
+      const std::size_t bytes = bucket_count(*cache) * sizeof(std::int64_t);
+      st = static_cast<bytea*>(MemoryContextAllocZero(aggctx, VARHDRSZ + bytes));
+      SET_VARSIZE(st, VARHDRSZ + bytes);
+    }
+  } else {
+    st = own_state(fcinfo);
+    if (VARSIZE_ANY_EXHDR(st) == 0) [[unlikely]] {  // a new group's INITCOND
+      MemoryContext aggctx;
+      AggCheckCallContext(fcinfo, &aggctx);
+      const std::size_t bytes = bucket_count(*cache) * sizeof(std::int64_t);
+      st = static_cast<bytea*>(MemoryContextAllocZero(aggctx, VARHDRSZ + bytes));
+      SET_VARSIZE(st, VARHDRSZ + bytes);
+    }
+  }
+  if (!PG_ARGISNULL(1)) {
+    double x = PG_GETARG_FLOAT8(1);
+    if (std::isnan(x)) x = 0;  // never an error on a row's value
+    const std::int64_t b = cache->grid().bucket(x);
+    char* at = VARDATA_ANY(st) + b * sizeof(std::int64_t);
+    std::int64_t v;
+    std::memcpy(&v, at, sizeof v);
+    ++v;
+    std::memcpy(at, &v, sizeof v);
+  }
+  PG_RETURN_BYTEA_P(st);
+}
+
+// Adds bucket counts; an empty state (INITCOND) counts as zeros.
+Datum optdp_quantile_combine(PG_FUNCTION_ARGS) {
+  MemoryContext aggctx;
+  if (!AggCheckCallContext(fcinfo, &aggctx))
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg("private_quantile: must be called as an aggregate")));
+  bytea* st = PG_GETARG_BYTEA_PP(0);
+  if (PG_ARGISNULL(1)) PG_RETURN_BYTEA_P(st);
+  bytea* in = PG_GETARG_BYTEA_PP(1);
+  const std::size_t n = VARSIZE_ANY_EXHDR(in);
+  if (n == 0) PG_RETURN_BYTEA_P(st);
+  if (VARSIZE_ANY_EXHDR(st) == 0) {
+    bytea* copy = static_cast<bytea*>(MemoryContextAlloc(aggctx, VARHDRSZ + n));
+    SET_VARSIZE(copy, VARHDRSZ + n);
+    std::memcpy(VARDATA(copy), VARDATA_ANY(in), n);
+    PG_RETURN_BYTEA_P(copy);
+  }
+  if (VARSIZE_ANY_EXHDR(st) != n)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("private_quantile: states of different grids")));
+  for (std::size_t i = 0; i < n; i += sizeof(std::int64_t)) {
+    std::int64_t a, b;
+    std::memcpy(&a, VARDATA_ANY(st) + i, sizeof a);
+    std::memcpy(&b, VARDATA_ANY(in) + i, sizeof b);
+    a += b;
+    std::memcpy(VARDATA_ANY(st) + i, &a, sizeof a);
+  }
+  PG_RETURN_BYTEA_P(st);
+}
+
+Datum optdp_quantile_final(PG_FUNCTION_ARGS) {
+  const char* fn = agg_name(fcinfo, "private_quantile");
+  const QuantileCache& c = quantile_params(fcinfo, fn);
+  const std::size_t m1 = bucket_count(c);
+  std::int64_t* buckets = static_cast<std::int64_t*>(palloc0(m1 * sizeof(std::int64_t)));
+  if (!PG_ARGISNULL(0)) {
+    bytea* st = PG_GETARG_BYTEA_PP(0);
+    const std::size_t n = VARSIZE_ANY_EXHDR(st);
+    if (n != 0 && n != m1 * sizeof(std::int64_t))
+      ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s: a state of another grid", fn)));
+    if (n) std::memcpy(buckets, VARDATA_ANY(st), n);
+  }
+  charge(fn, c.eps);
+  Failure f;
+  double out = 0;
+  run_cpp(f, fn, [&] {
+    const std::int64_t j = optdp::sample_quantile(backend().rng(), {buckets, m1}, c.q, c.eps);
+    out = c.grid().candidate(j);
+  });
+  raise(f);
+  pfree(buckets);
+  PG_RETURN_FLOAT8(out);
+}
+
+}  // extern "C"
+
+extern "C" {
+
+// ---- scalar helpers ------------------------------------------------------------
+
+// dp_seed(n): reproducible noise in this backend; dp_seed(NULL): the OS CSPRNG.
+// Refused while the database has a ledger (a known seed makes the noise
+// predictable); a release is refused too if a seed was set before the ledger
+// was attached (optdp_ledger_charge).
+Datum optdp_seed(PG_FUNCTION_ARGS) {
+  const bool reset = PG_ARGISNULL(0);
+  const std::int64_t seed = reset ? 0 : PG_GETARG_INT64(0);
+  if (!reset && ledger_attached("dp_seed"))
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("dp_seed: refused: a privacy ledger is attached, and a known seed makes the noise "
+                           "predictable")));
+  Failure f;
+  const char* kind = "os";
+  run_cpp(f, "dp_seed", [&] {
+    Backend& b = backend();
+    if (reset)
+      b.seeded.reset();
+    else
+      b.seeded = std::make_unique<optdp::SeededRng>(static_cast<std::uint64_t>(seed));
+    kind = b.rng().kind();
+  });
+  raise(f);
+  PG_RETURN_TEXT_P(cstring_to_text(kind));
+}
+
+Datum optdp_rng(PG_FUNCTION_ARGS) {
+  Failure f;
+  const char* kind = "os";
+  run_cpp(f, "dp_rng", [&] { kind = backend().rng().kind(); });
+  raise(f);
+  PG_RETURN_TEXT_P(cstring_to_text(kind));
+}
+
+Datum optdp_version(PG_FUNCTION_ARGS) { PG_RETURN_TEXT_P(cstring_to_text(OPTDP_VERSION)); }
+
+}  // extern "C"

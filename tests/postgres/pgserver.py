@@ -1,0 +1,182 @@
+"""A throw-away PostgreSQL 15 server for optdp's tests.
+
+Server(module_dir) lays out, in a fresh temporary directory:
+  root/lib/postgresql/15/bin/postgres   a copy of the server binary
+  root/lib/postgresql/15/lib/           links to the real package libraries + optdp_pg.so
+  root/share/postgresql/15/             links to the real share directory, with an
+                                        extension/ that also holds optdp.control and its SQL
+PostgreSQL finds its share and library directories relative to its own binary
+(Debian's build is relocatable), so CREATE EXTENSION optdp finds the build's
+files without writing to the system's directories and without root.
+initdb runs into root's sibling data/, as an unprivileged user: the current one,
+or `nobody` (via setpriv) when the tests run as root, as CI does. The server
+listens only on a Unix socket in the temporary directory (listen_addresses '').
+stop() always stops the server (SIGINT: fast shutdown, then SIGKILL) and
+removes the directory; use the server as a context manager.
+"""
+import os
+import pwd
+import grp
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+PG_CONFIG = os.environ.get("OPTDP_PG_CONFIG", "/usr/bin/pg_config")
+
+
+def _pg(option):
+    return subprocess.run([PG_CONFIG, option], check=True, capture_output=True, text=True).stdout.strip()
+
+
+# A statement that hangs fails its test instead of the whole run, so that the
+# servers are still stopped (ctest's own timeout would kill this process).
+PSQL_TIMEOUT = 120
+
+
+class SqlError(Exception):
+    pass
+
+
+_LIVE = []  # servers started and not yet stopped
+
+
+def _terminate(signum, frame):
+    for server in list(_LIVE):
+        server.stop()
+    raise KeyboardInterrupt("terminated by signal %d" % signum)  # unittest does not swallow it
+
+
+# SIGTERM (ctest's timeout, a CI runner) stops every server first.
+signal.signal(signal.SIGTERM, _terminate)
+
+
+class Server:
+    def __init__(self, module_dir, settings=()):
+        self.module_dir = module_dir
+        self.settings = list(settings)
+        self.proc = None
+        self.tmp = None
+
+    # -- lifecycle -------------------------------------------------------------
+    def __enter__(self):
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def _as_user(self, argv):
+        if os.getuid() != 0:
+            return argv
+        return ["setpriv", "--reuid=nobody", "--regid=" + self._group, "--clear-groups", "--"] + argv
+
+    def start(self):
+        bindir, libdir, sharedir = _pg("--bindir"), _pg("--pkglibdir"), _pg("--sharedir")
+        self.tmp = tempfile.mkdtemp(prefix="optdp-pg-")
+        root = os.path.join(self.tmp, "root")
+        # the tree PostgreSQL computes from its binary: bin, lib and share relative to each other
+        rel_bin = os.path.relpath(bindir, "/usr")
+        rel_lib = os.path.relpath(libdir, "/usr")
+        rel_share = os.path.relpath(sharedir, "/usr")
+        my_bin, my_lib, my_share = (os.path.join(root, r) for r in (rel_bin, rel_lib, rel_share))
+        for d in (my_bin, my_lib, os.path.join(my_share, "extension")):
+            os.makedirs(d)
+        shutil.copy2(os.path.join(bindir, "postgres"), os.path.join(my_bin, "postgres"))
+        for name in os.listdir(libdir):
+            os.symlink(os.path.join(libdir, name), os.path.join(my_lib, name))
+        shutil.copy2(os.path.join(self.module_dir, "optdp_pg.so"), os.path.join(my_lib, "optdp_pg.so"))
+        for name in os.listdir(sharedir):
+            if name != "extension":
+                os.symlink(os.path.join(sharedir, name), os.path.join(my_share, name))
+        ext = os.path.join(sharedir, "extension")
+        for name in os.listdir(ext):
+            os.symlink(os.path.join(ext, name), os.path.join(my_share, "extension", name))
+        for name in os.listdir(self.module_dir):
+            if name.startswith("optdp") and (name.endswith(".control") or name.endswith(".sql")):
+                shutil.copy2(os.path.join(self.module_dir, name), os.path.join(my_share, "extension", name))
+        self.socket_dir = self.tmp
+        self.data = os.path.join(self.tmp, "data")
+        self.log = os.path.join(self.tmp, "server.log")
+        if os.getuid() == 0:
+            self._group = "nogroup"
+            try:
+                grp.getgrnam(self._group)
+            except KeyError:
+                self._group = str(pwd.getpwnam("nobody").pw_gid)
+            uid, gid = pwd.getpwnam("nobody").pw_uid, pwd.getpwnam("nobody").pw_gid
+            for dirpath, dirnames, filenames in os.walk(self.tmp):
+                os.lchown(dirpath, uid, gid)
+                for n in dirnames + filenames:
+                    os.lchown(os.path.join(dirpath, n), uid, gid)
+            os.chmod(self.tmp, 0o755)
+        subprocess.run(self._as_user([os.path.join(bindir, "initdb"), "-D", self.data, "-U", "postgres", "-A", "trust",
+                                      "-E", "UTF8", "--locale=C", "--no-sync"]),
+                       check=True, capture_output=True, cwd=self.tmp)
+        conf = ["listen_addresses=''", "unix_socket_directories='%s'" % self.socket_dir, "fsync=off",
+                "synchronous_commit=off", "full_page_writes=off", "shared_buffers=16MB", "max_connections=30",
+                "jit=off", "max_worker_processes=8", "max_parallel_workers=8"] + self.settings
+        with open(os.path.join(self.data, "postgresql.conf"), "a") as f:
+            f.write("\n".join(conf) + "\n")
+        logf = open(self.log, "w")
+        if os.getuid() == 0:
+            os.chown(self.log, uid, gid)
+        self.proc = subprocess.Popen(self._as_user([os.path.join(my_bin, "postgres"), "-D", self.data]),
+                                     stdout=logf, stderr=subprocess.STDOUT, cwd=self.tmp)
+        _LIVE.append(self)
+        logf.close()
+        for _ in range(600):
+            if self.proc.poll() is not None:
+                raise RuntimeError("postgres exited: " + open(self.log).read())
+            r = subprocess.run([os.path.join(bindir, "pg_isready"), "-q", "-h", self.socket_dir, "-U", "postgres"])
+            if r.returncode == 0:
+                break
+            time.sleep(0.05)
+        else:
+            raise RuntimeError("postgres did not start: " + open(self.log).read())
+        self.psql_path = os.path.join(bindir, "psql") if os.path.exists(os.path.join(bindir, "psql")) else "psql"
+
+    def stop(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+        if self in _LIVE:
+            _LIVE.remove(self)
+        if self.tmp:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            self.tmp = None
+
+    # -- SQL -------------------------------------------------------------------
+    def conninfo(self, db="postgres"):
+        return "host=%s user=postgres dbname=%s" % (self.socket_dir, db)
+
+    def psql(self, sql, db="postgres"):
+        """Runs sql (one session, stops at the first error); returns the rows of
+        its output as lists of strings; raises SqlError with PostgreSQL's message."""
+        r = subprocess.run([self.psql_path, "-X", "-q", "-A", "-t", "-F", "|", "-v", "ON_ERROR_STOP=1",
+                            "-h", self.socket_dir, "-U", "postgres", "-d", db],
+                           input=sql, capture_output=True, text=True, timeout=PSQL_TIMEOUT)
+        if r.returncode != 0:
+            raise SqlError(r.stderr.strip())
+        return [line.split("|") for line in r.stdout.splitlines() if line != ""]
+
+    def error_of(self, sql, db="postgres"):
+        try:
+            self.psql(sql, db)
+        except SqlError as e:
+            msg = e.args[0]
+            for line in msg.splitlines():
+                if "ERROR:" in line:
+                    return line.split("ERROR:", 1)[1].strip()
+            return msg
+        return None

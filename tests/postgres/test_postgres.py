@@ -1,0 +1,491 @@
+"""optdp on PostgreSQL 15: the extension in servers the suite starts itself.
+
+Usage: test_postgres.py <build>/postgres [unittest args]
+The servers (pgserver.py) run as an unprivileged user on Unix sockets in
+temporary directories and are always stopped. Randomised outputs are checked
+with chi-square tests against the exact laws (fixed seeds, dp_seed), never
+against golden values.
+"""
+import math
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pgserver import Server  # noqa: E402
+
+MODULE_DIR = None
+SERVER = None
+P_MIN = 1e-4  # a law is rejected below this p-value (fixed seeds: the outcome is reproducible)
+
+PARALLEL = ("SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0; "
+            "SET max_parallel_workers_per_gather = 2; SET force_parallel_mode = on; ")
+SERIAL = "SET max_parallel_workers_per_gather = 0; "
+
+# Every aggregate form, called on table t (columns g, k, x).
+FORMS = [
+    "private_count(0.5)",
+    "private_count(x, 0.5)",
+    "staircase_sum(x, 1.0, 10)",
+    "staircase_sum(x, 1.0, 0, 10)",
+    "staircase_sum(x, 1.0, 0, 10, 'l2')",
+    "laplace_sum(x, 1.0, 10)",
+    "laplace_sum(x, 1.0, 0, 10)",
+    "private_avg(x, 1.0, 0, 10)",
+    "private_var(x, 1.0, 0, 10)",
+    "private_stddev(x, 1.0, 0, 10)",
+    "private_quantile(x, 0.25, 1.0, 0, 10)",
+    "private_median(x, 1.0, 0, 10)",
+]
+
+
+# ---- statistics (standard library only) -------------------------------------
+def _gammaincc(a, x):
+    """The regularised upper incomplete gamma Q(a, x)."""
+    if x <= 0:
+        return 1.0
+    if x < a + 1:  # series for P
+        term = total = 1.0 / a
+        n = a
+        for _ in range(10000):
+            n += 1
+            term *= x / n
+            total += term
+            if abs(term) < abs(total) * 1e-15:
+                break
+        return 1.0 - total * math.exp(-x + a * math.log(x) - math.lgamma(a))
+    b = x + 1 - a  # continued fraction for Q (Lentz)
+    c = 1e300
+    d = 1 / b
+    h = d
+    for i in range(1, 10000):
+        an = -i * (i - a)
+        b += 2
+        d = an * d + b
+        d = 1e-300 if abs(d) < 1e-300 else d
+        c = b + an / c
+        c = 1e-300 if abs(c) < 1e-300 else c
+        d = 1 / d
+        h *= d * c
+        if abs(d * c - 1) < 1e-15:
+            break
+    return math.exp(-x + a * math.log(x) - math.lgamma(a)) * h
+
+
+def chi_square_p(observed, probs):
+    """p-value of counts `observed` (dict bin -> count) against probabilities
+    `probs` (dict bin -> p, summing to 1 with the tail bin None); bins with an
+    expected count below 5 are pooled into the tail."""
+    n = sum(observed.values())
+    assert set(observed) <= set(probs), "an outcome outside the law's support: %r" % (set(observed) - set(probs))
+    exp_bins, obs_bins = [], []
+    tail_e = tail_o = 0.0
+    for b, p in probs.items():
+        if n * p >= 5:
+            exp_bins.append(n * p)
+            obs_bins.append(observed.get(b, 0))
+        else:
+            tail_e += n * p
+            tail_o += observed.get(b, 0)
+    exp_bins.append(tail_e)
+    obs_bins.append(tail_o)
+    stat = sum((o - e) ** 2 / e for o, e in zip(obs_bins, exp_bins) if e > 0)
+    df = len(exp_bins) - 1
+    return _gammaincc(df / 2, stat / 2)
+
+
+def two_sample_p(a, b, edges):
+    """p-value of the chi-square test that samples a and b have one law, binned by edges."""
+    def hist(xs):
+        h = [0] * (len(edges) + 1)
+        for x in xs:
+            h[sum(1 for e in edges if x >= e)] += 1
+        return h
+    ha, hb = hist(a), hist(b)
+    na, nb = len(a), len(b)
+    stat, df = 0.0, -1
+    for oa, ob in zip(ha, hb):
+        tot = oa + ob
+        if tot == 0:
+            continue
+        df += 1
+        ea, eb = tot * na / (na + nb), tot * nb / (na + nb)
+        stat += (oa - ea) ** 2 / ea + (ob - eb) ** 2 / eb
+    return _gammaincc(df / 2, stat / 2)
+
+
+def geometric_law(alpha, width=200):
+    """Two-sided geometric: P(z) = (1 - a) / (1 + a) a^|z|, z in [-width, width] (the rest is below 1e-60)."""
+    probs = {z: (1 - alpha) / (1 + alpha) * alpha ** abs(z) for z in range(-width, width + 1)}
+    return probs
+
+
+def sum_grid(eps, delta):
+    """The grid step g of the sums (core/staircase.hpp, Grid) for [0, delta]."""
+    c = math.exp(eps / 2) / math.expm1(eps)
+    s = delta * min(max(c, 2.0 ** -20), 1.0)
+    return 2.0 ** (math.floor(math.log2(s)) - 20)
+
+
+def staircase_bins(eps, D, r, kmax=60):
+    """The integer staircase (b = e^-eps, D, r) binned by step k = floor(|i| / D)
+    and by part (high: |i| mod D < r, low otherwise)."""
+    b = math.exp(-eps)
+    a = (1 - b) / (2 * r + 2 * b * (D - r) - (1 - b))
+    probs = {}
+    for k in range(kmax):
+        probs[(k, "high")] = a * (2 * r * b ** k - (1 if k == 0 else 0))
+        probs[(k, "low")] = 2 * a * (D - r) * b ** (k + 1)
+    return probs
+
+
+def staircase_bin(i, D, r):
+    k, m = divmod(abs(i), D)
+    return (k, "high" if m < r else "low")
+
+
+# ---- tests --------------------------------------------------------------------
+GROUPS = 3000  # releases per query (one per group)
+PER_GROUP = 12  # rows per group, of which 8 have x = 2 and 4 have x NULL
+TABLE = ("SELECT g, g %% %d AS k, CASE WHEN (g / %d) %% 3 = 0 THEN NULL ELSE 2.0 END::float8 AS x "
+         "FROM generate_series(0, %d) g" % (GROUPS, GROUPS, GROUPS * PER_GROUP - 1))
+
+
+def setUpModule():
+    global SERVER
+    SERVER = Server(MODULE_DIR)
+    SERVER.__enter__()
+    # t: GROUPS groups k of 3 rows each, x = 2 in every row, one row of x NULL per group
+    SERVER.psql("CREATE EXTENSION optdp; CREATE EXTENSION dblink; CREATE TABLE t AS %s; ANALYZE t;" % TABLE)
+
+
+def tearDownModule():
+    if SERVER is not None:
+        SERVER.stop()
+
+
+class Parallel(unittest.TestCase):
+    def test_every_aggregate_has_a_partial_plan(self):
+        for form in FORMS:
+            plan = "\n".join(r[0] for r in SERVER.psql(PARALLEL + "EXPLAIN (COSTS OFF) SELECT %s FROM t" % form))
+            i, j, k = plan.find("Finalize Aggregate"), plan.find("Gather"), plan.find("Partial Aggregate")
+            self.assertTrue(0 <= i < j < k, form + ":\n" + plan)
+            plan = "\n".join(r[0] for r in SERVER.psql(PARALLEL + "EXPLAIN (COSTS OFF) SELECT k, %s FROM t GROUP BY k"
+                                                       % form))
+            self.assertIn("Finalize HashAggregate", plan, form + ":\n" + plan)
+            self.assertIn("Partial HashAggregate", plan, form + ":\n" + plan)
+
+    def test_empty_input_releases_in_both_plans(self):
+        # g < 0 matches no row: 0 + noise, never NULL, never an error
+        for mode in (SERIAL, PARALLEL):
+            for form in FORMS:
+                rows = SERVER.psql(mode + "SELECT %s IS NOT NULL FROM t WHERE g < 0" % form)
+                self.assertEqual(rows, [["t"]], form)
+
+
+class Laws(unittest.TestCase):
+    def count_noise(self, mode, form, true_count, seed):
+        if mode is PARALLEL:
+            plan = SERVER.psql(mode + "EXPLAIN (COSTS OFF) SELECT %s FROM t GROUP BY k" % form)
+            self.assertIn("Partial", "\n".join(r[0] for r in plan))
+        rows = SERVER.psql(mode + "SELECT dp_seed(%d); SELECT %s FROM t GROUP BY k" % (seed, form))
+        return [int(r[0]) - true_count for r in rows[1:]]
+
+    def test_private_count_law_serial_and_parallel(self):
+        law = geometric_law(0.5)
+        for mode, seed in ((SERIAL, 1), (PARALLEL, 2)):
+            for form, n in (("private_count(0.5)", PER_GROUP), ("private_count(x, 0.5)", 8)):
+                noise = self.count_noise(mode, form, n, seed)
+                self.assertEqual(len(noise), GROUPS)
+                obs = {}
+                for z in noise:
+                    obs[z] = obs.get(z, 0) + 1
+                p = chi_square_p(obs, law)
+                self.assertGreater(p, P_MIN, "%s %s" % (form, "parallel" if mode is PARALLEL else "serial"))
+
+    def test_empty_input_law(self):
+        # one release per statement: the group-less aggregate over no row (serially: a
+        # parallel plan starts workers per statement, ~0.1 s; it runs the same final function)
+        law = geometric_law(0.5)
+        for mode in (SERIAL,):
+            sql = mode + "SELECT dp_seed(7);" + "SELECT private_count(0.5) FROM t WHERE g < 0;" * 1500
+            obs = {}
+            for r in SERVER.psql(sql)[1:]:
+                obs[int(r[0])] = obs.get(int(r[0]), 0) + 1
+            self.assertGreater(chi_square_p(obs, law), P_MIN)
+
+    def test_staircase_sum_law_serial_and_parallel(self):
+        eps, delta = 1.0, 10.0
+        g = sum_grid(eps, delta)
+        D = round(delta / g)
+        r = round(0.5 * D)
+        law = staircase_bins(eps, D, r)
+        for mode, seed in ((SERIAL, 3), (PARALLEL, 4)):
+            rows = SERVER.psql(mode + "SELECT dp_seed(%d); SELECT staircase_sum(x, 1.0, 0, 10, 'gamma=0.5') FROM t "
+                                      "GROUP BY k" % seed)
+            obs = {}
+            for row in rows[1:]:
+                i = float(row[0]) / g - 16 / g  # eight rows of x = 2
+                self.assertEqual(i, round(i))
+                b = staircase_bin(int(i), D, r)
+                obs[b] = obs.get(b, 0) + 1
+            self.assertGreater(chi_square_p(obs, law), P_MIN, "parallel" if mode is PARALLEL else "serial")
+
+    def test_laplace_sum_law(self):
+        # discrete Laplace on the grid with alpha = e^(-eps/D), binned by units of D
+        eps, delta = 1.0, 10.0
+        g = sum_grid(eps, delta)
+        D = round(delta / g)
+        b = math.exp(-eps)
+        # P(floor(|z| / D) = k): the two-sided geometric with alpha = b^(1/D), summed over a step
+        alpha = math.exp(-eps / D)
+        c = (1 - alpha) / (1 + alpha)
+        probs = {}
+        step = c * (1 - alpha ** D) / (1 - alpha)  # sum_{m=0}^{D-1} alpha^m
+        for k in range(60):
+            probs[k] = 2 * step * b ** k - (c if k == 0 else 0)
+        for mode, seed in ((SERIAL, 5), (PARALLEL, 6)):
+            rows = SERVER.psql(mode + "SELECT dp_seed(%d); SELECT laplace_sum(x, 1.0, 10) FROM t GROUP BY k" % seed)
+            obs = {}
+            for row in rows[1:]:
+                z = round(float(row[0]) / g - 16 / g)
+                obs[abs(z) // D] = obs.get(abs(z) // D, 0) + 1
+            self.assertGreater(chi_square_p(obs, probs), P_MIN)
+
+
+    def test_moments_same_law_serial_and_parallel(self):
+        # the noisy mean, variance and stddev: no closed law, so serial against parallel
+        for form, edges in (("private_avg(x, 1.0, 0, 10)", [1.0, 1.5, 1.8, 1.9, 2.0, 2.1, 2.2, 2.5, 3.0]),
+                            ("private_var(x, 1.0, 0, 10)", [0.01, 0.5, 1, 2, 4, 8]),
+                            ("private_stddev(x, 1.0, 0, 10)", [0.01, 0.5, 1, 1.5, 2, 3]),
+                            ("private_median(x, 1.0, 0, 10)", [0.5, 1.5, 1.9, 2.0, 2.01, 2.5, 4, 7]),
+                            ("private_quantile(x, 0.9, 2.0, 0, 10)", [0.5, 1.5, 1.9, 2.0, 2.01, 2.5, 4, 7])):
+            samples = []
+            for mode, seed in ((SERIAL, 8), (PARALLEL, 9)):
+                rows = SERVER.psql(mode + "SELECT dp_seed(%d); SELECT %s FROM t GROUP BY k" % (seed, form))
+                samples.append([float(r[0]) for r in rows[1:]])
+            self.assertEqual(len(samples[1]), GROUPS)
+            self.assertGreater(two_sample_p(samples[0], samples[1], edges), P_MIN, form)
+            mean = sum(samples[0]) / GROUPS
+            if form.startswith("private_avg"):
+                self.assertLess(abs(mean - 2.0), 0.2)  # x = 2 in the 8 rows counted
+
+
+class Parameters(unittest.TestCase):
+    def assertSameErrorWithAndWithoutRows(self, form, message):
+        for mode in (SERIAL, PARALLEL):
+            for where in ("", " WHERE g < 0"):
+                self.assertEqual(SERVER.error_of(mode + "SELECT %s FROM t%s" % (form, where)), message,
+                                 form + where)
+
+    def test_messages(self):
+        cases = [
+            ("private_count(1.5)", "private_count: alpha must be in (0, 1), but is 1.5"),
+            ("private_count(x, 0)", "private_count: alpha must be in (0, 1), but is 0"),
+            ("private_count(NULL)", "private_count: alpha must be a number, but is NULL"),
+            ("staircase_sum(x, 0, 10)", "staircase_sum: eps must be a finite number > 0, but is 0"),
+            ("staircase_sum(x, 1, 5, 1)",
+             "staircase_sum: lower must be less than upper, but lower is 5 and upper is 1"),
+            ("staircase_sum(x, 1, 0, 1, 'l3')",
+             "staircase_sum: cost must be 'l1', 'l2' or 'gamma=G' with G in [0, 1], but is 'l3'"),
+            ("laplace_sum(x, 1, -1)", "laplace_sum: delta must be a finite number > 0, but is -1"),
+            ("private_avg(x, 1, 10, 0)", "private_avg: lower must be less than upper, but lower is 10 and upper is 0"),
+            ("private_stddev(x, 1, 0, 'infinity')", "private_stddev: upper must be finite, but is inf"),
+            ("private_quantile(x, 1.5, 1, 0, 10)", "private_quantile: q must be in [0, 1], but is 1.5"),
+            ("private_median(x, 1, 10, 0)", "private_median: lower must be less than upper, but lower is 10 and upper is 0"),
+        ]
+        for form, message in cases:
+            self.assertSameErrorWithAndWithoutRows(form, message)
+
+    def test_a_parameter_that_can_depend_on_a_row_is_refused(self):
+        msg = ("private_count: alpha must be a literal or a query parameter (optdp fixes the noise before it reads "
+               "any row), but is an expression that can depend on a row")
+        self.assertSameErrorWithAndWithoutRows("private_count(x / 10)", msg)
+        self.assertSameErrorWithAndWithoutRows("private_count(random())", msg)
+        self.assertSameErrorWithAndWithoutRows("private_count((SELECT 0.5::float8))", msg)
+        self.assertEqual(SERVER.error_of("SELECT staircase_sum(x, 1, 0, k) FROM t"),
+                         "staircase_sum: upper must be a literal or a query parameter (optdp fixes the noise before "
+                         "it reads any row), but is an expression that can depend on a row")
+
+    def test_no_window_use(self):
+        for form in FORMS:
+            self.assertEqual(SERVER.error_of("SELECT %s OVER (ORDER BY g) FROM t" % form),
+                             "optdp: its aggregates cannot be used as window functions (every row would be a release)")
+
+    def test_query_parameters_and_constant_expressions(self):
+        # a generic plan keeps $1 as a Param: read through the executor, with rows and without
+        rows = SERVER.psql("SET plan_cache_mode = force_generic_plan; PREPARE q(float8) AS SELECT private_count($1) "
+                           "FROM t WHERE g < 0; EXECUTE q(0.5); EXECUTE q(0.25)")
+        self.assertEqual(len(rows), 2)
+        self.assertEqual(SERVER.error_of("SET plan_cache_mode = force_generic_plan; PREPARE q(float8) AS "
+                                         "SELECT private_count($1) FROM t WHERE g < 0; EXECUTE q(1.5)"),
+                         "private_count: alpha must be in (0, 1), but is 1.5")
+        self.assertEqual(len(SERVER.psql("SELECT private_count(exp(-1.0)::float8) FROM t")), 1)
+
+
+class Privileges(unittest.TestCase):
+    def test_states_and_support_functions_are_not_public(self):
+        SERVER.psql("DROP ROLE IF EXISTS analyst; CREATE ROLE analyst; GRANT SELECT ON t TO analyst; "
+                    "GRANT CREATE ON SCHEMA public TO analyst")
+        self.assertEqual(len(SERVER.psql("SET ROLE analyst; SELECT private_count(0.5), staircase_sum(x, 1, 10) "
+                                         "FROM t")), 1)
+        self.assertEqual(SERVER.error_of("SET ROLE analyst; SELECT private_count_state(0.5) FROM t"),
+                         "permission denied for aggregate private_count_state")
+        self.assertEqual(SERVER.error_of("SET ROLE analyst; SELECT staircase_sum_state(x, 1, 10) FROM t"),
+                         "permission denied for aggregate staircase_sum_state")
+        self.assertEqual(SERVER.error_of("SET ROLE analyst; SELECT dp_seed(1)"),
+                         "permission denied for function dp_seed")
+        self.assertEqual(SERVER.error_of("SET ROLE analyst; CREATE AGGREGATE exact(float8) "
+                                         "(SFUNC = optdp_count_trans, STYPE = bytea)"),
+                         "permission denied for function optdp_count_trans")
+
+
+class Ledger(unittest.TestCase):
+    """The ledger of database `ledger` (each database has its own)."""
+    EPS = 0.6931471805599454  # epsilon_of_alpha(0.5), ln 2 rounded up
+    UNITS = 693147180560      # its charge in units of 1e-12, rounded up
+
+    @classmethod
+    def setUpClass(cls):
+        SERVER.psql("DROP DATABASE IF EXISTS ledger; CREATE DATABASE ledger")
+        SERVER.psql("CREATE EXTENSION optdp; CREATE EXTENSION dblink; CREATE TABLE t AS %s; ANALYZE t" % TABLE,
+                    db="ledger")
+
+    def setUp(self):
+        SERVER.psql("TRUNCATE optdp_budget, optdp_charges", db="ledger")
+
+    def entries(self):
+        return int(SERVER.psql("SELECT count(*) FROM dp_ledger_entries", db="ledger")[0][0])
+
+    def test_no_ledger_no_charge(self):
+        SERVER.psql("SELECT private_count(0.5) FROM t", db="ledger")
+        self.assertEqual(self.entries(), 0)
+
+    def test_a_rolled_back_release_stays_charged(self):
+        SERVER.psql("SELECT dp_ledger_attach(7.0); BEGIN; SELECT private_count(0.5) FROM t; "
+                    "SELECT staircase_sum(x, 0.25, 10) FROM t WHERE g < 0; ROLLBACK", db="ledger")
+        rows = SERVER.psql("SELECT function, epsilon, sql FROM dp_ledger_entries ORDER BY id", db="ledger")
+        # psql sends one statement at a time: each entry records its own
+        self.assertEqual(rows, [["private_count", repr(self.EPS), "SELECT private_count(0.5) FROM t;"],
+                                ["staircase_sum", "0.25", "SELECT staircase_sum(x, 0.25, 10) FROM t WHERE g < 0;"]])
+
+    def test_refused_when_the_budget_does_not_allow_it(self):
+        # 7.0 allows 10 releases at ln 2 (6.93...), not 11
+        SERVER.psql("SELECT dp_ledger_attach(7.0);" + "SELECT private_count(0.5) FROM t;" * 10, db="ledger")
+        msg = "private_count: privacy budget exhausted: 6.9314718056 of 7 spent, and this release costs " + repr(self.EPS)
+        for where in ("", " WHERE g < 0"):  # the same with rows and without
+            self.assertEqual(SERVER.error_of("SELECT private_count(0.5) FROM t" + where, db="ledger"), msg)
+        self.assertEqual(self.entries(), 10)
+
+    def test_concurrent_sessions_cannot_overspend(self):
+        import subprocess
+        SERVER.psql("SELECT dp_ledger_attach(7.0)", db="ledger")
+        procs = [subprocess.Popen([SERVER.psql_path, "-X", "-q", "-A", "-t", "-h", SERVER.socket_dir, "-U", "postgres",
+                                   "-d", "ledger"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for _ in range(4)]
+        outs = [p.communicate("SELECT private_count(0.5) FROM t;" * 5) for p in procs]
+        released = sum(len(o.splitlines()) for o, _ in outs)
+        refused = sum(e.count("privacy budget exhausted") for _, e in outs)
+        self.assertEqual((released, refused), (10, 10))
+        self.assertEqual(self.entries(), 10)
+        self.assertEqual(SERVER.psql("SELECT spent_units FROM optdp_budget", db="ledger"), [[str(10 * self.UNITS)]])
+
+    def test_one_charge_per_release_in_parallel_plans(self):
+        SERVER.psql("SELECT dp_ledger_attach(1000000)", db="ledger")
+        for mode in (SERIAL, PARALLEL):
+            before = self.entries()
+            SERVER.psql(mode + "SELECT private_count(0.5) FROM t; SELECT staircase_sum(x, 1, 10) FROM t WHERE g < 0; "
+                               "SELECT k % 20, laplace_sum(x, 1, 10) FROM t GROUP BY k % 20", db="ledger")
+            self.assertEqual(self.entries() - before, 22)
+
+    def test_no_seed_with_a_ledger(self):
+        seeded = "private_count: refused: a privacy ledger is attached, and a known seed makes the noise predictable"
+        # seeded before the ledger was attached (in another session): the release is refused, not charged
+        self.assertEqual(SERVER.error_of("SELECT dp_seed(1); SELECT * FROM dblink('%s', 'SELECT dp_ledger_attach(7.0)') AS a(x float8); "
+                                         "SELECT private_count(0.5) FROM t" % SERVER.conninfo("ledger"), db="ledger"),
+                         seeded)
+        self.assertEqual(self.entries(), 0)
+        self.assertEqual(SERVER.error_of("SELECT dp_seed(1)", db="ledger"),
+                         "dp_seed: refused: a privacy ledger is attached, and a known seed makes the noise predictable")
+        self.assertEqual(SERVER.psql("SELECT dp_seed(NULL)", db="ledger"), [["os"]])
+
+    def test_states_are_not_charged_the_merge_is_once(self):
+        SERVER.psql("SELECT dp_ledger_attach(1000000)", db="ledger")
+        SERVER.psql("SELECT private_count_state(0.5) FROM t; SELECT staircase_sum_state(x, 1, 10) FROM t", db="ledger")
+        self.assertEqual(self.entries(), 0)
+        SERVER.psql("SELECT private_count_merge(s, 0.5) FROM (SELECT private_count_state(0.5) s FROM t "
+                    "UNION ALL SELECT private_count_state(0.5) FROM t) a", db="ledger")
+        self.assertEqual(self.entries(), 1)
+
+
+class Shards(unittest.TestCase):
+    """Two more servers hold halves of the rows; each ships its exact partial
+    states (private_count_state, staircase_sum_state) to the coordinator
+    (the first server) through dblink, which merges them and releases once."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.shards = []
+        try:
+            for part in (0, 1):
+                s = Server(MODULE_DIR)
+                s.__enter__()
+                cls.shards.append(s)
+                s.psql("CREATE EXTENSION optdp; CREATE TABLE t AS SELECT * FROM (%s) a WHERE g %% 2 = %d"
+                       % (TABLE, part))
+        except BaseException:
+            cls.tearDownClass()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        for s in cls.shards:
+            s.stop()
+
+    def merged(self, state_sql, merge_call, seed):
+        parts = " UNION ALL ".join(
+            "SELECT * FROM dblink('%s', '%s') AS s(k int, state bytea)" % (s.conninfo(), state_sql.replace("'", "''"))
+            for s in self.shards)
+        return SERVER.psql("SELECT dp_seed(%d); SELECT k, %s FROM (%s) parts GROUP BY k" % (seed, merge_call, parts))[1:]
+
+    def test_merged_count_has_the_law_of_one_server(self):
+        rows = self.merged("SELECT k, private_count_state(x, 0.5) FROM t GROUP BY k",
+                           "private_count_merge(state, 0.5)", 11)
+        self.assertEqual(len(rows), GROUPS)
+        obs = {}
+        for r in rows:
+            z = int(r[1]) - 8
+            obs[z] = obs.get(z, 0) + 1
+        self.assertGreater(chi_square_p(obs, geometric_law(0.5)), P_MIN)
+
+    def test_merged_sum_has_the_law_of_one_server(self):
+        eps, delta = 1.0, 10.0
+        g = sum_grid(eps, delta)
+        D = round(delta / g)
+        r = round(0.5 * D)
+        rows = self.merged("SELECT k, staircase_sum_state(x, 1.0, 0, 10, 'gamma=0.5') FROM t GROUP BY k",
+                           "staircase_sum_merge(state, 1.0, 0, 10, 'gamma=0.5')", 12)
+        obs = {}
+        for row in rows:
+            i = float(row[1]) / g - 16 / g
+            self.assertEqual(i, round(i))
+            b = staircase_bin(int(i), D, r)
+            obs[b] = obs.get(b, 0) + 1
+        self.assertGreater(chi_square_p(obs, staircase_bins(eps, D, r)), P_MIN)
+
+    def test_a_state_of_other_parameters_is_refused(self):
+        parts = "SELECT * FROM dblink('%s', 'SELECT private_count_state(0.25) FROM t') AS s(state bytea)" % (
+            self.shards[0].conninfo())
+        self.assertEqual(SERVER.error_of("SELECT private_count_merge(state, 0.5) FROM (%s) p" % parts),
+                         "private_count_merge: state was computed with alpha 0.25, but alpha is 0.5")
+        # an empty shard's state carries its parameters too
+        parts = ("SELECT * FROM dblink('%s', 'SELECT staircase_sum_state(x, 1.0, 10) FROM t WHERE g < 0') "
+                 "AS s(state bytea)" % self.shards[0].conninfo())
+        self.assertEqual(SERVER.error_of("SELECT staircase_sum_merge(state, 2.0, 10) FROM (%s) p" % parts),
+                         "staircase_sum_merge: state was computed with (eps, lower, upper) = (1, 0, 10), but they "
+                         "are (2, 0, 10)")
+
+
+if __name__ == "__main__":
+    MODULE_DIR = os.path.abspath(sys.argv.pop(1))
+    unittest.main()
