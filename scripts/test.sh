@@ -18,8 +18,11 @@ if [ "${OPTDP_SKIP_SANITIZERS:-0}" = 1 ]; then
   exit 0
 fi
 echo "== 2/2: ASan + UBSan build (clang), whole suite and short fuzz runs"
+# The PostgreSQL module is left out here: the server is not instrumented and
+# runs as another user, so it cannot load an ASan-built module (its tests run
+# in the first pass).
 CC=clang CXX=clang++ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPTDP_BUILD_TESTS=ON \
-  -DOPTDP_SANITIZE=ON -DOPTDP_FUZZ=ON
+  -DOPTDP_SANITIZE=ON -DOPTDP_FUZZ=ON -DOPTDP_POSTGRES=OFF
 cmake --build build-asan -j"$jobs"
 # The sqlite3 shell and Python are not instrumented: preload the shared ASan
 # runtime (which carries UBSan) for every test; leak detection is switched on
