@@ -59,15 +59,21 @@ def main(argv):
                 elif language == "sh":
                     cmd = ["bash", "-euc", source]
                 else:
-                    path = os.path.join(root, "snippet%d.c" % line_no)
-                    with open(path, "w") as f:
-                        f.write(source)
-                    exe = os.path.join(root, "snippet%d" % line_no)
-                    c = subprocess.run([cc, path, "-o", exe, "-lsqlite3"], capture_output=True, text=True)
-                    if c.returncode != 0:
-                        failures.append("%s: does not compile:\n%s" % (where, c.stderr))
+                    # The README says how to build and run the program: the
+                    # command in backquotes just before the block, run as
+                    # written from the repository root (here: root), with the
+                    # source saved under the name that command compiles.
+                    before = readme.split("\n")[:line_no - 1]
+                    m = next((re.search(r"`(cc [^`]*)`", b) for b in reversed(before[-3:])
+                              if re.search(r"`(cc [^`]*)`", b)), None)
+                    if not m:
+                        failures.append("%s: no `cc ...` command before the C snippet" % where)
                         continue
-                    cmd = [exe]
+                    command = m.group(1)
+                    name = next(t for t in command.split() if t.endswith(".c"))
+                    with open(os.path.join(root, name), "w") as f:
+                        f.write(source)
+                    cmd = ["bash", "-euc", command]
                 r = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=300, env=env)
                 ran += 1
                 print("%s: exit %d, output %r" % (where, r.returncode, r.stdout.strip()))
