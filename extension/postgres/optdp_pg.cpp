@@ -104,19 +104,24 @@ struct Backend {
   optdp::OsRng os;
   std::unique_ptr<optdp::SeededRng> seeded;
   std::unique_ptr<optdp::TwoSidedGeometric> geo;
-  std::unique_ptr<optdp::IntegerStaircase> stair;
-  double stair_eps = 0;
+  // Two integer staircases, cached (building one costs tens of microseconds;
+  // private_var draws two per release).
+  std::unique_ptr<optdp::IntegerStaircase> stair[2];
+  double stair_eps[2] = {0, 0};
+  int stair_next = 0;
   optdp::Rng& rng() { return seeded ? static_cast<optdp::Rng&>(*seeded) : os; }
   const optdp::TwoSidedGeometric& geometric(double alpha) {
     if (!geo || geo->alpha() != alpha) geo = std::make_unique<optdp::TwoSidedGeometric>(alpha);
     return *geo;
   }
   const optdp::IntegerStaircase& staircase(double eps, std::int64_t D, std::int64_t r) {
-    if (!stair || stair_eps != eps || stair->D() != D || stair->r() != r) {
-      stair = std::make_unique<optdp::IntegerStaircase>(eps, D, r);
-      stair_eps = eps;
-    }
-    return *stair;
+    for (int i = 0; i < 2; ++i)
+      if (stair[i] && stair_eps[i] == eps && stair[i]->D() == D && stair[i]->r() == r) return *stair[i];
+    const int i = stair_next;
+    stair_next = 1 - stair_next;
+    stair[i] = std::make_unique<optdp::IntegerStaircase>(eps, D, r);
+    stair_eps[i] = eps;
+    return *stair[i];
   }
 };
 
@@ -807,6 +812,8 @@ struct MomentsState {
 
 struct MomentsCache {
   bool ready;
+  bool has_r;
+  std::int64_t r1, r2;  // the staircases' r for S1 and S2, computed by the first release
   alignas(8) unsigned char plan_bytes[sizeof(optdp::MomentsPlan)];
   const optdp::MomentsPlan& plan() const { return *reinterpret_cast<const optdp::MomentsPlan*>(plan_bytes); }
 };
@@ -876,14 +883,17 @@ Datum moments_final(FunctionCallInfo fcinfo) {
     std::int64_t n;
     if (__builtin_add_overflow(st.n, b.geometric(optdp::alpha_of_epsilon(plan.eps_count))(rng), &n))
       n = st.n;  // unreachable: n < 2^63 rows and |noise| < 2^62
-    auto staircase = [&](double e, std::int64_t D) {
-      return b.staircase(e, D, optdp::IntegerStaircase::optimal_r(e, D, optdp::Cost::L1))(rng);
-    };
-    const __int128 s1 = MomentsState::get(st.s1_bytes) + staircase(plan.eps_s1, plan.H);
+    auto* cache = static_cast<MomentsCache*>(fcinfo->flinfo->fn_extra);
+    if (!cache->has_r) {
+      cache->r1 = optdp::IntegerStaircase::optimal_r(plan.eps_s1, plan.H, optdp::Cost::L1);
+      if (S != Stat::Avg) cache->r2 = optdp::IntegerStaircase::optimal_r(plan.eps_s2, plan.D2, optdp::Cost::L1);
+      cache->has_r = true;
+    }
+    const __int128 s1 = MomentsState::get(st.s1_bytes) + b.staircase(plan.eps_s1, plan.H, cache->r1)(rng);
     if constexpr (S == Stat::Avg) {
       out = plan.mean(n, s1);
     } else {
-      const __int128 s2 = MomentsState::get(st.s2_bytes) + staircase(plan.eps_s2, plan.D2);
+      const __int128 s2 = MomentsState::get(st.s2_bytes) + b.staircase(plan.eps_s2, plan.D2, cache->r2)(rng);
       out = S == Stat::Var ? plan.variance(n, s1, s2) : plan.stddev(n, s1, s2);
     }
   });

@@ -208,7 +208,7 @@ class Laws(unittest.TestCase):
         # parallel plan starts workers per statement, ~0.1 s; it runs the same final function)
         law = geometric_law(0.5)
         for mode in (SERIAL,):
-            sql = mode + "SELECT dp_seed(7);" + "SELECT private_count(0.5) FROM t WHERE g < 0;" * 1500
+            sql = mode + "SELECT dp_seed(7);" + "SELECT private_count(0.5) FROM t WHERE g < 0;" * 1000
             obs = {}
             for r in SERVER.psql(sql)[1:]:
                 obs[int(r[0])] = obs.get(int(r[0]), 0) + 1
@@ -262,11 +262,13 @@ class Laws(unittest.TestCase):
                             ("private_quantile(x, 0.9, 2.0, 0, 10)", [0.5, 1.5, 1.9, 2.0, 2.01, 2.5, 4, 7])):
             samples = []
             for mode, seed in ((SERIAL, 8), (PARALLEL, 9)):
-                rows = SERVER.psql(mode + "SELECT dp_seed(%d); SELECT %s FROM t GROUP BY k" % (seed, form))
+                # the quantiles' release weighs 4097 candidates (~1 ms): fewer groups
+                where = " WHERE k < %d" % (GROUPS // 3) if "quantile" in form or "median" in form else ""
+                rows = SERVER.psql(mode + "SELECT dp_seed(%d); SELECT %s FROM t%s GROUP BY k" % (seed, form, where))
                 samples.append([float(r[0]) for r in rows[1:]])
-            self.assertEqual(len(samples[1]), GROUPS)
+            self.assertEqual(len(samples[1]), GROUPS // 3 if where else GROUPS)
             self.assertGreater(two_sample_p(samples[0], samples[1], edges), P_MIN, form)
-            mean = sum(samples[0]) / GROUPS
+            mean = sum(samples[0]) / len(samples[0])
             if form.startswith("private_avg"):
                 self.assertLess(abs(mean - 2.0), 0.2)  # x = 2 in the 8 rows counted
 
