@@ -323,6 +323,15 @@ Aggref* call_aggref(FunctionCallInfo fcinfo, const char* function) {
 void read_call(FunctionCallInfo fcinfo, const char* function, int first, CallParams& out) {
   Aggref* a = call_aggref(fcinfo, function);
   AggState* as = reinterpret_cast<AggState*>(fcinfo->context);
+  // Only optdp's own aggregates hold the parameters where this reads them; a
+  // support function called through another aggregate (Citus's
+  // coord_combine_agg, a user's CREATE AGGREGATE) is refused.
+  const char* agg = get_func_name(a->aggfnoid);
+  if (agg == nullptr || !(strncmp(agg, "private_", 8) == 0 || strncmp(agg, "staircase_sum", 13) == 0 ||
+                          strncmp(agg, "laplace_sum", 11) == 0))
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("optdp: its support functions work only in its own aggregates, whose calls hold the "
+                           "parameters, not in %s", agg ? agg : "another aggregate")));
   out.nargs = list_length(a->args);
   out.first = first < 0 ? out.nargs + first : first;
   out.count = out.nargs - out.first;
@@ -345,6 +354,9 @@ void read_call(FunctionCallInfo fcinfo, const char* function, int first, CallPar
     }
     out.isnull[i] = isnull;
     if (isnull) continue;
+    if (out.type[i] != FLOAT8OID && out.type[i] != TEXTOID)
+      ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                      errmsg("%s: argument %d of the call is not of a parameter's type", function, out.first + i + 1)));
     if (out.type[i] == FLOAT8OID) {
       out.number[i] = DatumGetFloat8(d);
     } else if (out.type[i] == TEXTOID) {

@@ -309,6 +309,15 @@ class Parameters(unittest.TestCase):
                          "staircase_sum: upper must be a literal or a query parameter (optdp fixes the noise before "
                          "it reads any row), but is an expression that can depend on a row")
 
+    def test_support_functions_only_through_optdp_aggregates(self):
+        # a superuser's own aggregate over optdp's support functions: refused, not read at random
+        SERVER.psql("DROP AGGREGATE IF EXISTS my_count(float8); CREATE AGGREGATE my_count(float8) "
+                    "(SFUNC = optdp_count_trans, STYPE = bytea, INITCOND = '\\x00000000000000000000000000000000', "
+                    "FINALFUNC = optdp_count_final)")
+        self.assertEqual(SERVER.error_of("SELECT my_count(0.5) FROM t"),
+                         "optdp: its support functions work only in its own aggregates, whose calls hold the "
+                         "parameters, not in my_count")
+
     def test_no_window_use(self):
         for form in FORMS:
             self.assertEqual(SERVER.error_of("SELECT %s OVER (ORDER BY g) FROM t" % form),
