@@ -42,6 +42,7 @@
 extern "C" {
 #include "postgres.h"
 #include "fmgr.h"
+#include "access/xact.h"
 #include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
 #include "commands/dbcommands.h"
@@ -204,7 +205,20 @@ bool backend_seeded();
 // Charges one release of `function` at epsilon; raises an error (and nothing
 // may be released) if the budget does not allow it or the ledger cannot be
 // reached. Whether a ledger is attached, and what it holds, depends on no row.
+// The statement (its start time and its transaction's command) whose first
+// release found no ledger: its later releases skip the round trip. A ledger
+// attached meanwhile is charged from the next statement on.
+struct StatementKey {
+  TimestampTz start = 0;
+  CommandId command = 0;
+  bool operator==(const StatementKey&) const = default;
+};
+StatementKey no_ledger_statement;
+
+StatementKey current_statement() { return {GetCurrentStatementStartTimestamp(), GetCurrentCommandId(false)}; }
+
 void charge(const char* function, double epsilon) {
+  if (no_ledger_statement.start != 0 && no_ledger_statement == current_statement() && !backend_seeded()) return;
   Failure f;
   std::int64_t units = 0;
   run_cpp(f, function, [&] { units = optdp::charge_units(epsilon); });
@@ -233,6 +247,7 @@ void charge(const char* function, double epsilon) {
     spent = atoll(PQgetvalue(r, 0, 2));
   }
   PQclear(r);
+  no_ledger_statement = status == 'n' ? current_statement() : StatementKey{};
   if (status == 's')
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                     errmsg("%s: refused: a privacy ledger is attached, and a known seed makes the noise predictable",
