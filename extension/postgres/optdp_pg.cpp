@@ -42,6 +42,7 @@
 extern "C" {
 #include "postgres.h"
 #include "fmgr.h"
+#include "access/xact.h"
 #include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
 #include "commands/dbcommands.h"
@@ -104,19 +105,24 @@ struct Backend {
   optdp::OsRng os;
   std::unique_ptr<optdp::SeededRng> seeded;
   std::unique_ptr<optdp::TwoSidedGeometric> geo;
-  std::unique_ptr<optdp::IntegerStaircase> stair;
-  double stair_eps = 0;
+  // Two integer staircases, cached (building one costs tens of microseconds;
+  // private_var draws two per release).
+  std::unique_ptr<optdp::IntegerStaircase> stair[2];
+  double stair_eps[2] = {0, 0};
+  int stair_next = 0;
   optdp::Rng& rng() { return seeded ? static_cast<optdp::Rng&>(*seeded) : os; }
   const optdp::TwoSidedGeometric& geometric(double alpha) {
     if (!geo || geo->alpha() != alpha) geo = std::make_unique<optdp::TwoSidedGeometric>(alpha);
     return *geo;
   }
   const optdp::IntegerStaircase& staircase(double eps, std::int64_t D, std::int64_t r) {
-    if (!stair || stair_eps != eps || stair->D() != D || stair->r() != r) {
-      stair = std::make_unique<optdp::IntegerStaircase>(eps, D, r);
-      stair_eps = eps;
-    }
-    return *stair;
+    for (int i = 0; i < 2; ++i)
+      if (stair[i] && stair_eps[i] == eps && stair[i]->D() == D && stair[i]->r() == r) return *stair[i];
+    const int i = stair_next;
+    stair_next = 1 - stair_next;
+    stair[i] = std::make_unique<optdp::IntegerStaircase>(eps, D, r);
+    stair_eps[i] = eps;
+    return *stair[i];
   }
 };
 
@@ -199,7 +205,20 @@ bool backend_seeded();
 // Charges one release of `function` at epsilon; raises an error (and nothing
 // may be released) if the budget does not allow it or the ledger cannot be
 // reached. Whether a ledger is attached, and what it holds, depends on no row.
+// The statement (its start time and its transaction's command) whose first
+// release found no ledger: its later releases skip the round trip. A ledger
+// attached meanwhile is charged from the next statement on.
+struct StatementKey {
+  TimestampTz start = 0;
+  CommandId command = 0;
+  bool operator==(const StatementKey&) const = default;
+};
+StatementKey no_ledger_statement;
+
+StatementKey current_statement() { return {GetCurrentStatementStartTimestamp(), GetCurrentCommandId(false)}; }
+
 void charge(const char* function, double epsilon) {
+  if (no_ledger_statement.start != 0 && no_ledger_statement == current_statement() && !backend_seeded()) return;
   Failure f;
   std::int64_t units = 0;
   run_cpp(f, function, [&] { units = optdp::charge_units(epsilon); });
@@ -228,6 +247,7 @@ void charge(const char* function, double epsilon) {
     spent = atoll(PQgetvalue(r, 0, 2));
   }
   PQclear(r);
+  no_ledger_statement = status == 'n' ? current_statement() : StatementKey{};
   if (status == 's')
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                     errmsg("%s: refused: a privacy ledger is attached, and a known seed makes the noise predictable",
@@ -318,6 +338,15 @@ Aggref* call_aggref(FunctionCallInfo fcinfo, const char* function) {
 void read_call(FunctionCallInfo fcinfo, const char* function, int first, CallParams& out) {
   Aggref* a = call_aggref(fcinfo, function);
   AggState* as = reinterpret_cast<AggState*>(fcinfo->context);
+  // Only optdp's own aggregates hold the parameters where this reads them; a
+  // support function called through another aggregate (Citus's
+  // coord_combine_agg, a user's CREATE AGGREGATE) is refused.
+  const char* agg = get_func_name(a->aggfnoid);
+  if (agg == nullptr || !(strncmp(agg, "private_", 8) == 0 || strncmp(agg, "staircase_sum", 13) == 0 ||
+                          strncmp(agg, "laplace_sum", 11) == 0))
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("optdp: its support functions work only in its own aggregates, whose calls hold the "
+                           "parameters, not in %s", agg ? agg : "another aggregate")));
   out.nargs = list_length(a->args);
   out.first = first < 0 ? out.nargs + first : first;
   out.count = out.nargs - out.first;
@@ -340,6 +369,9 @@ void read_call(FunctionCallInfo fcinfo, const char* function, int first, CallPar
     }
     out.isnull[i] = isnull;
     if (isnull) continue;
+    if (out.type[i] != FLOAT8OID && out.type[i] != TEXTOID)
+      ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                      errmsg("%s: argument %d of the call is not of a parameter's type", function, out.first + i + 1)));
     if (out.type[i] == FLOAT8OID) {
       out.number[i] = DatumGetFloat8(d);
     } else if (out.type[i] == TEXTOID) {
@@ -807,6 +839,8 @@ struct MomentsState {
 
 struct MomentsCache {
   bool ready;
+  bool has_r;
+  std::int64_t r1, r2;  // the staircases' r for S1 and S2, computed by the first release
   alignas(8) unsigned char plan_bytes[sizeof(optdp::MomentsPlan)];
   const optdp::MomentsPlan& plan() const { return *reinterpret_cast<const optdp::MomentsPlan*>(plan_bytes); }
 };
@@ -876,14 +910,17 @@ Datum moments_final(FunctionCallInfo fcinfo) {
     std::int64_t n;
     if (__builtin_add_overflow(st.n, b.geometric(optdp::alpha_of_epsilon(plan.eps_count))(rng), &n))
       n = st.n;  // unreachable: n < 2^63 rows and |noise| < 2^62
-    auto staircase = [&](double e, std::int64_t D) {
-      return b.staircase(e, D, optdp::IntegerStaircase::optimal_r(e, D, optdp::Cost::L1))(rng);
-    };
-    const __int128 s1 = MomentsState::get(st.s1_bytes) + staircase(plan.eps_s1, plan.H);
+    auto* cache = static_cast<MomentsCache*>(fcinfo->flinfo->fn_extra);
+    if (!cache->has_r) {
+      cache->r1 = optdp::IntegerStaircase::optimal_r(plan.eps_s1, plan.H, optdp::Cost::L1);
+      if (S != Stat::Avg) cache->r2 = optdp::IntegerStaircase::optimal_r(plan.eps_s2, plan.D2, optdp::Cost::L1);
+      cache->has_r = true;
+    }
+    const __int128 s1 = MomentsState::get(st.s1_bytes) + b.staircase(plan.eps_s1, plan.H, cache->r1)(rng);
     if constexpr (S == Stat::Avg) {
       out = plan.mean(n, s1);
     } else {
-      const __int128 s2 = MomentsState::get(st.s2_bytes) + staircase(plan.eps_s2, plan.D2);
+      const __int128 s2 = MomentsState::get(st.s2_bytes) + b.staircase(plan.eps_s2, plan.D2, cache->r2)(rng);
       out = S == Stat::Var ? plan.variance(n, s1, s2) : plan.stddev(n, s1, s2);
     }
   });

@@ -208,7 +208,7 @@ class Laws(unittest.TestCase):
         # parallel plan starts workers per statement, ~0.1 s; it runs the same final function)
         law = geometric_law(0.5)
         for mode in (SERIAL,):
-            sql = mode + "SELECT dp_seed(7);" + "SELECT private_count(0.5) FROM t WHERE g < 0;" * 1500
+            sql = mode + "SELECT dp_seed(7);" + "SELECT private_count(0.5) FROM t WHERE g < 0;" * 1000
             obs = {}
             for r in SERVER.psql(sql)[1:]:
                 obs[int(r[0])] = obs.get(int(r[0]), 0) + 1
@@ -262,11 +262,13 @@ class Laws(unittest.TestCase):
                             ("private_quantile(x, 0.9, 2.0, 0, 10)", [0.5, 1.5, 1.9, 2.0, 2.01, 2.5, 4, 7])):
             samples = []
             for mode, seed in ((SERIAL, 8), (PARALLEL, 9)):
-                rows = SERVER.psql(mode + "SELECT dp_seed(%d); SELECT %s FROM t GROUP BY k" % (seed, form))
+                # the quantiles' release weighs 4097 candidates (~1 ms): fewer groups
+                where = " WHERE k < %d" % (GROUPS // 3) if "quantile" in form or "median" in form else ""
+                rows = SERVER.psql(mode + "SELECT dp_seed(%d); SELECT %s FROM t%s GROUP BY k" % (seed, form, where))
                 samples.append([float(r[0]) for r in rows[1:]])
-            self.assertEqual(len(samples[1]), GROUPS)
+            self.assertEqual(len(samples[1]), GROUPS // 3 if where else GROUPS)
             self.assertGreater(two_sample_p(samples[0], samples[1], edges), P_MIN, form)
-            mean = sum(samples[0]) / GROUPS
+            mean = sum(samples[0]) / len(samples[0])
             if form.startswith("private_avg"):
                 self.assertLess(abs(mean - 2.0), 0.2)  # x = 2 in the 8 rows counted
 
@@ -306,6 +308,15 @@ class Parameters(unittest.TestCase):
         self.assertEqual(SERVER.error_of("SELECT staircase_sum(x, 1, 0, k) FROM t"),
                          "staircase_sum: upper must be a literal or a query parameter (optdp fixes the noise before "
                          "it reads any row), but is an expression that can depend on a row")
+
+    def test_support_functions_only_through_optdp_aggregates(self):
+        # a superuser's own aggregate over optdp's support functions: refused, not read at random
+        SERVER.psql("DROP AGGREGATE IF EXISTS my_count(float8); CREATE AGGREGATE my_count(float8) "
+                    "(SFUNC = optdp_count_trans, STYPE = bytea, INITCOND = '\\x00000000000000000000000000000000', "
+                    "FINALFUNC = optdp_count_final)")
+        self.assertEqual(SERVER.error_of("SELECT my_count(0.5) FROM t"),
+                         "optdp: its support functions work only in its own aggregates, whose calls hold the "
+                         "parameters, not in my_count")
 
     def test_no_window_use(self):
         for form in FORMS:
