@@ -18,6 +18,8 @@ namespace optdp::zcdp {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// binary128 infinity (clang has no HUGE_VALQ).
+const __float128 kInfQ = static_cast<__float128>(kInf);
 
 // The smallest double >= x, and the largest double <= x.
 double up(__float128 x) {
@@ -124,12 +126,12 @@ namespace {
 // (1e-5 + 1e-300 is above 1e-5).
 void add_up(__float128& sum, std::uint64_t n, double x) {
   __float128 p = static_cast<__float128>(n) * x;
-  if (fmaq(static_cast<__float128>(n), x, -p) > 0) p = nextafterq(p, HUGE_VALQ);
+  if (fmaq(static_cast<__float128>(n), x, -p) > 0) p = nextafterq(p, kInfQ);
   __float128 a = sum, b = p;
   if (fabsq(a) < fabsq(b)) std::swap(a, b);
   const __float128 t = a + b;
   const __float128 err = b - (t - a);  // exact (Fast2Sum, |a| >= |b|)
-  sum = err > 0 ? nextafterq(t, HUGE_VALQ) : t;
+  sum = err > 0 ? nextafterq(t, kInfQ) : t;
 }
 
 // A history reduced to what the two accountings need.
@@ -176,8 +178,8 @@ Accounting evaluate(const Summary& in, const Budget& b) {
   if (s.n_gaussian > 0) {
     // What the approximate entries leave, and each Gaussian's share of it,
     // both moved one ulp down: rounded below the exact values.
-    const __float128 left = nextafterq(__float128(b.delta) - s.delta, -HUGE_VALQ);
-    const double share = down(nextafterq(left / static_cast<__float128>(s.n_gaussian), -HUGE_VALQ));
+    const __float128 left = nextafterq(__float128(b.delta) - s.delta, -kInfQ);
+    const double share = down(nextafterq(left / static_cast<__float128>(s.n_gaussian), -kInfQ));
     if (share > 0) {
       for (const auto& [rho, count] : s.gaussians) add_up(eps, count, epsilon_of_rho(rho, share));
       __float128 d = s.delta;
