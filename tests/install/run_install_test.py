@@ -79,6 +79,16 @@ def test_cmake(args, tmp):
            f"consumer prints dp_version() {args.version} (got {out[:1]})")
     expect(is_integer(out[1]), "consumer prints an integer private_count(0.5)")
 
+    # A C-only consumer (no C++ compiler enabled): the package carries its C++
+    # runtime. Not in a sanitizer build (its flags are the C++ consumer's).
+    if not args.consumer_link_flags:
+        cbuild = tmp / "c-consumer-build"
+        run([args.cmake, "-S", HERE / "consumer_c", "-B", cbuild, f"-DCMAKE_PREFIX_PATH={prefix}",
+             "-DCMAKE_BUILD_TYPE=RelWithDebInfo"])
+        run([args.cmake, "--build", cbuild])
+        out = run([cbuild / "optdp_c_consumer"]).split()
+        expect(out == [args.version], f"the C consumer prints dp_version() {args.version} (got {out[:1]})")
+
     # The installed module in the sqlite3 shell, by the path without suffix.
     out = run([args.shell, ":memory:", f".load {libdir / 'optdp'}", "select dp_version()"]).strip()
     expect(out == args.version, f"sqlite3 shell loads {args.libdir}/optdp, dp_version() = {args.version}")
