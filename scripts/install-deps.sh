@@ -1,11 +1,22 @@
 #!/usr/bin/env bash
 # Installs optdp's build and test dependencies from Debian's archive (Debian 12).
 # Does nothing when they are all present. Run as root (or with sudo available).
+#   install-deps.sh          everything: the module, the tests, the sanitizer pass,
+#                            the PostgreSQL extension, the pictures
+#   install-deps.sh module   only what building the SQLite module and running the
+#                            demo need (scripts/demo.sh)
 set -euo pipefail
-pkgs=(build-essential cmake pkg-config sqlite3 libsqlite3-dev libsodium-dev libboost-math-dev
+module=(build-essential cmake pkg-config sqlite3 libsqlite3-dev libsodium-dev libboost-math-dev
+        coinor-libclp-dev zlib1g-dev)  # zlib: Clp's pkg-config links -lz, which its package does not pull in
+pkgs=("${module[@]}"
       postgresql-15 postgresql-server-dev-15 postgresql-contrib  # extension/postgres and its tests
-      libgtest-dev libbenchmark-dev coinor-libclp-dev python3 clang libclang-rt-14-dev python3-matplotlib
+      libgtest-dev libbenchmark-dev python3 clang libclang-rt-14-dev python3-matplotlib
       python3-pip python3-setuptools python3-wheel python3-venv)  # the last four: tests/install (pip, offline)
+case "${1:-all}" in
+  all) ;;
+  module) pkgs=("${module[@]}") ;;
+  *) echo "install-deps.sh: unknown set '$1' (all or module)" >&2; exit 2 ;;
+esac
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
