@@ -152,7 +152,7 @@ def plot_intervals(module, path):
     # [0, upper] (they are multiples of 0.5, so already on the grid, dp_sum_grid = 1/16).
     clamped_sum = dict(db.execute(f"SELECT w.ward, total(max(0, min(?, p.income))) {per_ward}", (upper,)))
 
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(14, 6.2))
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(14, 6.6))
     width = 0.8 / (len(epsilons) * releases)  # the x offset of one release within its ward
     missed = {ax1: 0, ax2: 0}
 
@@ -182,13 +182,13 @@ def plot_intervals(module, path):
                         f"eps {eps:g}: release ± {hs:,.0f}" if first else None)
 
     n = len(epsilons) * releases * len(wards)
-    expected = f"{n * (1 - confidence):.0f} expected"
+    expected = f"at most {n * (1 - confidence):.0f} expected"
     ax1.axhline(0, color="black", lw=1, label="true count (what the interval covers)")
     ax1.set_xticks(range(len(wards)))
     ax1.set_xticklabels([f"{w}\ntrue {true_count[w]}" for w in wards])
     ax1.set_ylabel("released count − true count")
-    ax1.set_title(f"private_count(p.id, alpha) per ward, {releases} releases at each eps;\n"
-                  f"bars: ± count_interval(alpha, {confidence}); {missed[ax1]} of {n} miss ({expected})")
+    ax1.set_title(f"private_count(p.id, alpha) per ward, {releases} releases at each eps\n"
+                  f"bars: ± count_interval(alpha, {confidence})\n{missed[ax1]} of {n} miss ({expected})")
     ax2.axhline(0, color="black", lw=1, label="true sum of income")
     for i, ward in enumerate(wards):
         ax2.hlines((clamped_sum[ward] - true_sum[ward]) / 1000, i - 0.42, i + 0.42, color="black", ls="--", lw=1.5,
@@ -196,9 +196,9 @@ def plot_intervals(module, path):
     ax2.set_xticks(range(len(wards)))
     ax2.set_xticklabels([f"{w}\ntrue {true_sum[w] / 1e6:.2f} M" for w in wards])
     ax2.set_ylabel("released sum − true sum (thousands)")
-    ax2.set_title(f"staircase_sum(p.income, eps, 0, {upper:,}) per ward;\n"
-                  f"bars: ± sum_interval('staircase', eps, 0, {upper:,}, {confidence}); "
-                  f"{missed[ax2]} of {n} miss ({expected})")
+    ax2.set_title(f"staircase_sum(p.income, eps, 0, {upper:,}) per ward, {releases} releases at each eps\n"
+                  f"bars: ± sum_interval('staircase', eps, 0, {upper:,}, {confidence})\n"
+                  f"{missed[ax2]} of {n} miss the clamped sum ({expected})")
     for ax in (ax1, ax2):
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, fontsize=9)
         ax.grid(True, axis="y", alpha=0.3)
