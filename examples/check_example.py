@@ -94,7 +94,7 @@ def check_reconstruction(args):
 
 
 def check_plots(args):
-    names = ("noise_cost.png", "remap.png")
+    names = ("noise_cost.png", "remap.png", "intervals.png")
     os.makedirs(args.out, exist_ok=True)
     for name in names:  # no stale files from an earlier run
         if os.path.exists(os.path.join(args.out, name)):

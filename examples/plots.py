@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Draws the two figures of docs/ from optdp's own SQL functions.
+"""Draws the three figures of docs/ from optdp's own SQL functions.
 
     /usr/bin/python3 examples/plots.py [--module build/optdp.so] [--out build/plots]
 
@@ -16,6 +16,14 @@ Needs Debian's python3 (its sqlite3 can load extensions) and python3-matplotlib
                   true count of 6 (from geometric_matrix()), the optimal remap
                   of a user with absolute loss and a prior favouring small
                   counts (from optimal_remap()), and what the user ends up with.
+  intervals.png   per ward of the sample database, private_count releases and
+                  staircase_sum releases of income clamped into [0, 100000],
+                  each with its exact 95% noise interval (count_interval,
+                  sum_interval), against the true values, at eps 0.5 and 1.
+                  The sample database is sql/fixtures/hospital.sql (what the
+                  demo command writes to build/hospital.db), built in memory;
+                  the noise is seeded (dp_seed(INTERVALS_SEED)), so the picture
+                  is the same on every run.
 """
 import argparse
 import json
@@ -30,6 +38,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STAIR, LAPLACE = "#1f77b4", "#d62728"
+INTERVALS_SEED = 42  # reproducible noise for the picture only: dp_seed makes noise predictable
 
 
 def connect(module):
@@ -128,6 +137,77 @@ def plot_remap(db, path):
     plt.close(fig)
 
 
+def plot_intervals(module, path):
+    db = connect(module)
+    with open(os.path.join(ROOT, "sql", "fixtures", "hospital.sql")) as f:
+        db.executescript(f.read())
+    db.execute("SELECT dp_seed(?)", (INTERVALS_SEED,)).fetchone()
+    wards = [w for (w,) in db.execute("SELECT ward FROM wards ORDER BY ward")]
+    upper, confidence, releases = 100000, 0.95, 10
+    epsilons, colours = (0.5, 1.0), ("#ff7f0e", STAIR)
+    per_ward = "FROM wards w LEFT JOIN patients p ON p.ward = w.ward GROUP BY w.ward ORDER BY w.ward"
+    true_count = dict(db.execute(f"SELECT w.ward, count(p.id) {per_ward}"))
+    true_sum = dict(db.execute(f"SELECT w.ward, total(p.income) {per_ward}"))
+    # What a sum's interval covers: the sum of the incomes clamped into
+    # [0, upper] (they are multiples of 0.5, so already on the grid, dp_sum_grid = 1/16).
+    clamped_sum = dict(db.execute(f"SELECT w.ward, total(max(0, min(?, p.income))) {per_ward}", (upper,)))
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(14, 6.6))
+    width = 0.8 / (len(epsilons) * releases)  # the x offset of one release within its ward
+    missed = {ax1: 0, ax2: 0}
+
+    def release(ax, x, y, h, target, colour, label):
+        """One release y with its interval y +- h, ringed when the interval misses its target."""
+        ax.errorbar(x, y, yerr=h, fmt="o", ms=3, color=colour, elinewidth=1.2, capsize=0, label=label)
+        if abs(y - target) > h:
+            ax.plot(x, y, "o", ms=9, mfc="none", mec="red", mew=1.2,
+                    label=None if missed[ax] else "interval misses what it covers")
+            missed[ax] += 1
+
+    for j, (eps, colour) in enumerate(zip(epsilons, colours)):
+        alpha = db.execute("SELECT dp_alpha(?)", (eps,)).fetchone()[0]
+        hc = db.execute("SELECT count_interval(?, ?)", (alpha, confidence)).fetchone()[0]
+        hs = db.execute("SELECT sum_interval('staircase', ?, 0, ?, ?)", (eps, upper, confidence)).fetchone()[0]
+        for r in range(releases):
+            counts = dict(db.execute(f"SELECT w.ward, private_count(p.id, ?) {per_ward}", (alpha,)))
+            sums = dict(db.execute(f"SELECT w.ward, staircase_sum(p.income, ?, 0, ?) {per_ward}", (eps, upper)))
+            for i, ward in enumerate(wards):
+                x = i - 0.4 + width * (j * releases + r + 0.5)
+                first = r == 0 and i == 0
+                # y: the release minus the true value; the bar: release +- h.
+                release(ax1, x, counts[ward] - true_count[ward], hc, 0, colour,
+                        f"eps {eps:g} (alpha {alpha:.3f}): release ± {hc}" if first else None)
+                release(ax2, x, (sums[ward] - true_sum[ward]) / 1000, hs / 1000,
+                        (clamped_sum[ward] - true_sum[ward]) / 1000, colour,
+                        f"eps {eps:g}: release ± {hs:,.0f}" if first else None)
+
+    n = len(epsilons) * releases * len(wards)
+    expected = f"at most {n * (1 - confidence):.0f} expected"
+    ax1.axhline(0, color="black", lw=1, label="true count (what the interval covers)")
+    ax1.set_xticks(range(len(wards)))
+    ax1.set_xticklabels([f"{w}\ntrue {true_count[w]}" for w in wards])
+    ax1.set_ylabel("released count − true count")
+    ax1.set_title(f"private_count(p.id, alpha) per ward, {releases} releases at each eps\n"
+                  f"bars: ± count_interval(alpha, {confidence})\n{missed[ax1]} of {n} miss ({expected})")
+    ax2.axhline(0, color="black", lw=1, label="true sum of income")
+    for i, ward in enumerate(wards):
+        ax2.hlines((clamped_sum[ward] - true_sum[ward]) / 1000, i - 0.42, i + 0.42, color="black", ls="--", lw=1.5,
+                   label=f"sum clamped into [0, {upper:,}] (what the interval covers)" if i == 0 else None)
+    ax2.set_xticks(range(len(wards)))
+    ax2.set_xticklabels([f"{w}\ntrue {true_sum[w] / 1e6:.2f} M" for w in wards])
+    ax2.set_ylabel("released sum − true sum (thousands)")
+    ax2.set_title(f"staircase_sum(p.income, eps, 0, {upper:,}) per ward, {releases} releases at each eps\n"
+                  f"bars: ± sum_interval('staircase', eps, 0, {upper:,}, {confidence})\n"
+                  f"{missed[ax2]} of {n} miss the clamped sum ({expected})")
+    for ax in (ax1, ax2):
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, fontsize=9)
+        ax.grid(True, axis="y", alpha=0.3)
+    fig.suptitle(f"Exact {confidence:.0%} noise intervals on the sample database (dp_seed({INTERVALS_SEED}))")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--module", default=os.path.join(ROOT, "build", "optdp.so"), help="path to optdp.so")
@@ -135,11 +215,15 @@ def main():
                     help="directory for the PNG files (docs to regenerate the committed ones)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    db = connect(os.path.abspath(args.module))
+    module = os.path.abspath(args.module)
+    db = connect(module)
     for name, plot in (("noise_cost.png", plot_noise_cost), ("remap.png", plot_remap)):
         path = os.path.join(args.out, name)
         plot(db, path)
         print(f"wrote {path}")
+    path = os.path.join(args.out, "intervals.png")
+    plot_intervals(module, path)
+    print(f"wrote {path}")
     return 0
 
 
