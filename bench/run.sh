@@ -9,6 +9,7 @@
 #   bench/run.sh gaussian             # discrete Gaussian vs two-sided geometric per sample (not in the default set)
 #   bench/run.sh gaussian_groups      # private_groups' count errors, Gaussian vs geometric, by max_groups (not in the default set)
 #   bench/run.sh moments              # private_avg's error vs the naive ratio; avg, var, median vs sum() at 10M rows
+#   bench/run.sh postgres             # PostgreSQL 15: the aggregates vs the built-ins, serial and 2 workers, 10M rows
 #   GROUPED_ARGS="--rows 1000000 --reps 7" bench/run.sh grouped
 #   ROWS=1000000 bench/run.sh sql     # smaller SQL table
 #   BUILD_DIR=/tmp/b bench/run.sh     # another build directory (default: build-bench)
@@ -39,7 +40,8 @@ for b in "${benches[@]}"; do
     select|moments) ;;
     gaussian) targets+=(gaussian_bench) ;;
     gaussian_groups) ;;
-    *) echo "bench/run.sh: unknown benchmark '$b' (sampler, sql, matrix, timing, grouped, select, moments, gaussian, gaussian_groups)" >&2; exit 2 ;;
+    postgres) targets+=(optdp_pg) ;;
+    *) echo "bench/run.sh: unknown benchmark '$b' (sampler, sql, matrix, timing, grouped, select, moments, gaussian, gaussian_groups, postgres)" >&2; exit 2 ;;
   esac
 done
 
@@ -90,5 +92,9 @@ for b in "${benches[@]}"; do
       echo "== moments_bench"
       # shellcheck disable=SC2086
       "$python" "$root/bench/moments_bench.py" --optdp "$build/optdp.so" ${MOMENTS_ARGS:-} | tee "$build/moments_bench.txt" ;;
+    postgres)
+      echo "== pg_bench"
+      # shellcheck disable=SC2086
+      "$python" "$root/bench/pg_bench.py" "$build/postgres" --rows "$rows" ${PG_ARGS:-} | tee "$build/pg_bench.txt" ;;
   esac
 done
