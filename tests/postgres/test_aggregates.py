@@ -131,7 +131,8 @@ class Select(unittest.TestCase):
                                      "FROM long_c"), [["t"]])
         self.assertEqual(SERVER.psql("SELECT private_select(NULLIF(c, 'c3'), (ci = 3)::int, 1e6) IS NULL FROM sel"),
                          [["t"]])
-        self.assertEqual(SERVER.psql("SELECT private_select('a'::text, 1, 1.0)"), [["a"]])
+        self.assertEqual(SERVER.psql("SELECT private_select('a', 1, 1.0), pg_typeof(private_select('a', 1, 1.0))"),
+                         [["a", "text"]])
 
     def test_scores_never_cause_an_error(self):
         # NULL and NaN read as 0, +-infinity as +-1.8e308: never an error on a row's value
@@ -159,6 +160,46 @@ class Select(unittest.TestCase):
                 for where in ("", " WHERE g < 0"):
                     self.assertEqual(SERVER.error_of(mode + "SELECT %s FROM sel%s" % (form, where)), message,
                                      form + where)
+
+
+class Calls(unittest.TestCase):
+    FORMS = [("private_select(c, score, 1.0)", "sel"), ("private_select(c, score, 1.0, 2, 'exponential')", "sel"),
+             ("private_count_levels(0.5, 0.8)", "t"), ("private_count_levels_of(x, 0.5)", "t")]
+
+    def test_no_window_use(self):
+        for form, table in self.FORMS:
+            self.assertEqual(SERVER.error_of("SELECT %s OVER (ORDER BY g) FROM %s" % (form, table)),
+                             "optdp: its aggregates cannot be used as window functions (every row would be a "
+                             "release)")
+
+    def test_query_parameters(self):
+        # a generic plan keeps $1 as a Param: read through the executor, with rows and without
+        rows = SERVER.psql("SET plan_cache_mode = force_generic_plan; PREPARE s(float8, text) AS "
+                           "SELECT private_select(c, score, $1, 1, $2) IS NULL FROM sel WHERE g < 0; "
+                           "EXECUTE s(0.5, 'exponential'); PREPARE l(float8, float8) AS "
+                           "SELECT cardinality(private_count_levels($1, $2)) FROM t; EXECUTE l(0.25, 0.5)")
+        self.assertEqual(rows, [["t"], ["2"]])
+        self.assertEqual(SERVER.error_of("SET plan_cache_mode = force_generic_plan; PREPARE l(float8, float8) AS "
+                                         "SELECT private_count_levels($1, $2) FROM t; EXECUTE l(0.5, 0.25)"),
+                         "private_count_levels: alphas must be strictly increasing (the least private level "
+                         "first), but alpha_2 is 0.25 after 0.5")
+
+    def test_support_functions_are_not_public(self):
+        SERVER.psql("DROP ROLE IF EXISTS analyst2; CREATE ROLE analyst2; GRANT SELECT ON sel, t TO analyst2; "
+                    "GRANT CREATE ON SCHEMA public TO analyst2")
+        self.assertEqual(len(SERVER.psql("SET ROLE analyst2; SELECT private_select(c, score, 1.0), "
+                                         "private_count_levels(0.5, 0.8), private_count_levels_of(x, 0.5) "
+                                         "FROM sel, t WHERE sel.g = t.g")), 1)
+        for fn, args in (("optdp_select_trans", "bytea, anycompatible, float8, float8"),
+                         ("optdp_select_combine", "bytea, bytea"),
+                         ("optdp_levels_trans", "bytea, float8, float8"),
+                         ("optdp_levels_of_trans", "bytea, anyelement, float8"),
+                         ("optdp_levels_final", "bytea")):
+            self.assertEqual(SERVER.psql("SELECT has_function_privilege('analyst2', '%s(%s)', 'EXECUTE')"
+                                         % (fn, args)), [["f"]], fn)
+        self.assertEqual(SERVER.error_of("SET ROLE analyst2; CREATE AGGREGATE exact_levels(float8) "
+                                         "(SFUNC = optdp_levels_trans, STYPE = bytea)"),
+                         "permission denied for function optdp_levels_trans")
 
 
 class Levels(unittest.TestCase):

@@ -2,32 +2,33 @@
 -- (extension/postgres/optdp_pg.cpp, docs/scale.md, sql/reference.md).
 
 -- private_select(candidate, score, eps [, sensitivity [, method]]): one
--- candidate, of the candidate's own type; NULL for no candidates. The final
--- function takes the aggregate's arguments (FINALFUNC_EXTRA) only so that its
--- result can have the candidate's type.
-CREATE FUNCTION optdp_select_trans(bytea, anyelement, float8, float8) RETURNS bytea
+-- candidate, of the candidate's own type; NULL for no candidates. The
+-- candidate is anycompatible rather than anyelement so that an untyped
+-- literal is read as text. The final function takes the aggregate's arguments
+-- (FINALFUNC_EXTRA) only so that its result can have the candidate's type.
+CREATE FUNCTION optdp_select_trans(bytea, anycompatible, float8, float8) RETURNS bytea
   AS 'MODULE_PATHNAME', 'optdp_select_trans' LANGUAGE C PARALLEL SAFE;
-CREATE FUNCTION optdp_select_trans(bytea, anyelement, float8, float8, float8) RETURNS bytea
+CREATE FUNCTION optdp_select_trans(bytea, anycompatible, float8, float8, float8) RETURNS bytea
   AS 'MODULE_PATHNAME', 'optdp_select_trans' LANGUAGE C PARALLEL SAFE;
-CREATE FUNCTION optdp_select_trans(bytea, anyelement, float8, float8, float8, text) RETURNS bytea
+CREATE FUNCTION optdp_select_trans(bytea, anycompatible, float8, float8, float8, text) RETURNS bytea
   AS 'MODULE_PATHNAME', 'optdp_select_trans' LANGUAGE C PARALLEL SAFE;
 CREATE FUNCTION optdp_select_combine(bytea, bytea) RETURNS bytea
   AS 'MODULE_PATHNAME', 'optdp_select_combine' LANGUAGE C STRICT PARALLEL SAFE;
-CREATE FUNCTION optdp_select_final(bytea, anyelement, float8, float8) RETURNS anyelement
+CREATE FUNCTION optdp_select_final(bytea, anycompatible, float8, float8) RETURNS anycompatible
   AS 'MODULE_PATHNAME', 'optdp_select_final' LANGUAGE C VOLATILE PARALLEL SAFE;
-CREATE FUNCTION optdp_select_final(bytea, anyelement, float8, float8, float8) RETURNS anyelement
+CREATE FUNCTION optdp_select_final(bytea, anycompatible, float8, float8, float8) RETURNS anycompatible
   AS 'MODULE_PATHNAME', 'optdp_select_final' LANGUAGE C VOLATILE PARALLEL SAFE;
-CREATE FUNCTION optdp_select_final(bytea, anyelement, float8, float8, float8, text) RETURNS anyelement
+CREATE FUNCTION optdp_select_final(bytea, anycompatible, float8, float8, float8, text) RETURNS anycompatible
   AS 'MODULE_PATHNAME', 'optdp_select_final' LANGUAGE C VOLATILE PARALLEL SAFE;
-CREATE AGGREGATE private_select(candidate anyelement, score float8, eps float8) (
+CREATE AGGREGATE private_select(candidate anycompatible, score float8, eps float8) (
   SFUNC = optdp_select_trans, STYPE = bytea, INITCOND = '',
   COMBINEFUNC = optdp_select_combine,
   FINALFUNC = optdp_select_final, FINALFUNC_EXTRA, PARALLEL = SAFE);
-CREATE AGGREGATE private_select(candidate anyelement, score float8, eps float8, sensitivity float8) (
+CREATE AGGREGATE private_select(candidate anycompatible, score float8, eps float8, sensitivity float8) (
   SFUNC = optdp_select_trans, STYPE = bytea, INITCOND = '',
   COMBINEFUNC = optdp_select_combine,
   FINALFUNC = optdp_select_final, FINALFUNC_EXTRA, PARALLEL = SAFE);
-CREATE AGGREGATE private_select(candidate anyelement, score float8, eps float8, sensitivity float8, method text) (
+CREATE AGGREGATE private_select(candidate anycompatible, score float8, eps float8, sensitivity float8, method text) (
   SFUNC = optdp_select_trans, STYPE = bytea, INITCOND = '',
   COMBINEFUNC = optdp_select_combine,
   FINALFUNC = optdp_select_final, FINALFUNC_EXTRA, PARALLEL = SAFE);
