@@ -1263,8 +1263,12 @@ OPTDP_PG_FUNCTION(optdp_select_combine);
 OPTDP_PG_FUNCTION(optdp_select_final);
 
 Datum optdp_select_trans(PG_FUNCTION_ARGS) {
-  if (!AggCheckCallContext(fcinfo, nullptr)) call_aggref(fcinfo, "private_select");
-  const SelectParams& p = select_params(fcinfo, agg_name(fcinfo, "private_select"));
+  auto* cache = static_cast<SelectParams*>(fcinfo->flinfo->fn_extra);
+  if (!(cache && cache->ready)) [[unlikely]] {  // the first row: check the context, read the call once
+    if (!AggCheckCallContext(fcinfo, nullptr)) call_aggref(fcinfo, "private_select");
+    cache = const_cast<SelectParams*>(&select_params(fcinfo, agg_name(fcinfo, "private_select")));
+  }
+  const SelectParams& p = *cache;
   bytea* st = PG_ARGISNULL(0) ? nullptr : own_state(fcinfo);
   SelectHeader h = st ? select_header(st) : SelectHeader{};
   const std::size_t room = st && VARSIZE_ANY_EXHDR(st) >= sizeof h ? VARSIZE_ANY_EXHDR(st) - sizeof h : 0;
