@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <regex>
 
 namespace optdp {
 
@@ -27,6 +28,24 @@ std::string quote_text(std::string_view text, std::size_t max_bytes) {
   if (cut < text.size()) out += "...";
   out += "'";
   return out;
+}
+
+std::string hide_values(std::string_view message) {
+  std::string head(message), tail;
+  if (const std::size_t but = head.find(", but "); but != std::string::npos) {
+    const std::string_view rest = message.substr(but + 6);
+    tail = rest.starts_with("is ") ? std::string(", but is ") + kValueNotShown
+                                   : ", but the values are not shown (they may be a row's)";
+    head.resize(but);
+  }
+  // Values of other arguments inside the requirement (core/lp.cpp, core/loss.cpp, the ledger's messages).
+  static const std::regex range(R"( = \[[^\]]*\])"), matrix(R"(\ba (\d+)x\1 matrix( for n = \d+)?)"),
+      entries(R"(n\+1 = \d+ entries)"), ledger(R"(the ledger '.*?'(?= records |: |$))");
+  head = std::regex_replace(head, range, "");
+  head = std::regex_replace(head, matrix, "an (n+1)x(n+1) matrix");
+  head = std::regex_replace(head, entries, "n+1 entries");
+  head = std::regex_replace(head, ledger, "the ledger");
+  return head + tail;
 }
 
 }  // namespace optdp

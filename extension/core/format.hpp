@@ -17,4 +17,18 @@ std::string format_double(double v);
 // 'l1'). The result is valid UTF-8 if the text is.
 std::string quote_text(std::string_view text, std::size_t max_bytes = 40);
 
+// A scalar's arguments can be a row's values, so each engine's binding shows
+// them in a message only when it knows none is (SQLite: every argument bound;
+// PostgreSQL: every argument a constant or a query parameter); otherwise the
+// message goes through hide_values(). The text that stands for a value not shown:
+inline constexpr const char* kValueNotShown = "a value not shown (it may be a row's)";
+// The message without the values it quotes (sql/catalogue.py hide_values()
+// is the same rule): the part after the first ", but " becomes
+// "is <kValueNotShown>" when it began with "is ", otherwise "the values are
+// not shown (they may be a row's)"; before it, values derived from other
+// arguments go too: "[lo, n] = [0, 4]" becomes "[lo, n]", "a 5x5 matrix for
+// n = 4" "an (n+1)x(n+1) matrix", "n+1 = 5 entries" "n+1 entries", and
+// "the ledger '<path>'" "the ledger".
+std::string hide_values(std::string_view message);
+
 }  // namespace optdp

@@ -114,7 +114,12 @@ std::vector<double> parse_prior(std::string_view text, std::int64_t n) {
   if (first == std::string_view::npos || text[first] != '[')
     throw std::invalid_argument("prior must be 'uniform' or a JSON array of n+1 non-negative numbers, but is " +
                                 quote_text(text));
-  auto p = parse_json_array(text, "prior", N);
+  return prior_of_values(parse_json_array(text, "prior", N), n);
+}
+
+std::vector<double> prior_of_values(std::vector<double> p, std::int64_t n) {
+  check_n(n, kMaxMatrixN);
+  const auto N = static_cast<std::size_t>(n + 1);
   if (p.size() != N)
     throw std::invalid_argument("prior must have n+1 = " + std::to_string(N) + " entries, but has " +
                                 std::to_string(p.size()));

@@ -52,5 +52,8 @@ class Loss {
 
 // Parses a prior over {0..n}; returns n+1 probabilities summing to 1.
 std::vector<double> parse_prior(std::string_view text, std::int64_t n);
+// The same from the prior's n+1 numbers (engines with array types), with the
+// same checks and messages as the JSON array's.
+std::vector<double> prior_of_values(std::vector<double> p, std::int64_t n);
 
 }  // namespace optdp

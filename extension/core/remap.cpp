@@ -1,5 +1,6 @@
 #include "core/remap.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -128,6 +129,12 @@ double remap_loss(const GeometricMechanism& g, const std::vector<std::int64_t>& 
     total += p * row;
   }
   return total;
+}
+
+void remapped_row(const GeometricMechanism& g, const std::vector<std::int64_t>& answer, std::int64_t i,
+                  std::vector<double>& row) {
+  std::fill(row.begin(), row.end(), 0.0);
+  for (std::int64_t o = 0; o <= g.n(); ++o) row[static_cast<std::size_t>(answer[static_cast<std::size_t>(o)])] += g(i, o);
 }
 
 }  // namespace optdp

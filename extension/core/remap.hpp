@@ -23,6 +23,10 @@ std::vector<std::int64_t> optimal_remap(const GeometricMechanism& g, const Loss&
 
 // The mechanism remap o G: (remap o G)[i][r] = sum over o with answer[o] = r of G[i][o].
 Matrix remapped_mechanism(const GeometricMechanism& g, const std::vector<std::int64_t>& answer);
+// Row i of remap o G into row (n+1 entries), without building the matrix:
+// O(n) memory for streaming its (n+1)^2 entries.
+void remapped_row(const GeometricMechanism& g, const std::vector<std::int64_t>& answer, std::int64_t i,
+                  std::vector<double>& row);
 
 // sum_i p_i sum_r M[i][r] l(i, r).
 double expected_loss(const Matrix& m, const Loss& loss, const std::vector<double>& prior);

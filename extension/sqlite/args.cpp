@@ -1,7 +1,5 @@
 #include "sqlite/args.hpp"
 
-#include <regex>
-
 #include "core/format.hpp"
 #include "core/samplers.hpp"
 
@@ -94,24 +92,6 @@ bool all_bound(int argc, sqlite3_value** argv) {
   for (int i = 0; i < argc; ++i)
     if (!sqlite3_value_frombind(argv[i])) return false;
   return true;
-}
-
-std::string hide_values(std::string_view message) {
-  std::string head(message), tail;
-  if (const std::size_t but = head.find(", but "); but != std::string::npos) {
-    const std::string_view rest = message.substr(but + 6);
-    tail = rest.starts_with("is ") ? std::string(", but is ") + kValueNotShown
-                                   : ", but the values are not shown (they may be a row's)";
-    head.resize(but);
-  }
-  // Values of other arguments inside the requirement (core/lp.cpp, core/loss.cpp, ledger.cpp).
-  static const std::regex range(R"( = \[[^\]]*\])"), matrix(R"(\ba (\d+)x\1 matrix( for n = \d+)?)"),
-      entries(R"(n\+1 = \d+ entries)"), ledger(R"(the ledger '.*?'(?= records |: |$))");
-  head = std::regex_replace(head, range, "");
-  head = std::regex_replace(head, matrix, "an (n+1)x(n+1) matrix");
-  head = std::regex_replace(head, entries, "n+1 entries");
-  head = std::regex_replace(head, ledger, "the ledger");
-  return head + tail;
 }
 
 void report_current_exception(sqlite3_context* ctx, const char* function, bool shown) noexcept {

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/format.hpp"
 #include "sqlite/api.hpp"
 
 namespace optdp::sql {
@@ -70,19 +71,10 @@ void report_current_exception(sqlite3_context* ctx, const char* function) noexce
 // expression of one), and SQLite does not tell a literal from a column: only
 // a bound parameter (sqlite3_value_frombind) is known not to come from a row.
 // So a scalar's message quotes values only when every argument of the call
-// is bound; otherwise hide_values() takes them out. The text that stands for
-// a value not shown:
-inline constexpr const char* kValueNotShown = "a value not shown (it may be a row's)";
+// is bound; otherwise hide_values() (core/format.hpp, shared with the
+// PostgreSQL binding) takes them out.
 // True when every argument is a bound parameter (also for no arguments).
 bool all_bound(int argc, sqlite3_value** argv);
-// The message without the values it quotes (sql/catalogue.py hide_values()
-// is the same rule): the part after the first ", but " becomes
-// "is <kValueNotShown>" when it began with "is ", otherwise "the values are
-// not shown (they may be a row's)"; before it, values derived from other
-// arguments go too: "[lo, n] = [0, 4]" becomes "[lo, n]", "a 5x5 matrix for
-// n = 4" "an (n+1)x(n+1) matrix", "n+1 = 5 entries" "n+1 entries", and
-// "the ledger '<path>'" "the ledger".
-std::string hide_values(std::string_view message);
 // report_current_exception for a scalar function: the message of the
 // exception in flight, through hide_values() unless shown is true.
 void report_current_exception(sqlite3_context* ctx, const char* function, bool shown) noexcept;

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "core/format.hpp"
+#include "core/helpers.hpp"
 #include "core/intervals.hpp"
 #include "core/privacy.hpp"
 #include "core/quantile.hpp"
@@ -24,13 +25,8 @@ namespace optdp::sql {
 
 namespace {
 
-enum class Kind { Staircase, Laplace };
-
-Kind kind_of(sqlite3_value* v) {
-  const std::string m(text_arg(v, "mechanism", "'staircase' or 'laplace'"));
-  if (m == "staircase") return Kind::Staircase;
-  if (m == "laplace") return Kind::Laplace;
-  throw std::invalid_argument("mechanism must be 'staircase' or 'laplace', but is " + describe(v));
+SumMechanism kind_of(sqlite3_value* v) {
+  return parse_sum_mechanism(text_arg(v, "mechanism", "'staircase' or 'laplace'"));
 }
 
 double confidence_arg(sqlite3_value* v) {
@@ -39,28 +35,9 @@ double confidence_arg(sqlite3_value* v) {
   return c;
 }
 
-// The half-width of a sum's noise in data units: h grid steps times the step,
-// with the sampler the sum itself builds (sum.cpp).
-double sum_half_width(Kind k, double eps, double lower, double upper, const CostSpec& cost, double confidence) {
-  const Grid grid = make_grid(eps, lower, upper);
-  const std::int64_t D = grid.D();
-  std::int64_t h;
-  if (k == Kind::Staircase) {
-    const std::int64_t r =
-        cost.fixed_gamma ? IntegerStaircase::r_for_gamma(cost.gamma, D) : IntegerStaircase::optimal_r(eps, D, cost.cost);
-    const IntegerStaircase s(eps, D, r);
-    h = staircase_half_width(s.b(), D, r, confidence);
-  } else {
-    double x = eps / static_cast<double>(D);
-    if (std::fma(x, static_cast<double>(D), -eps) > 0) x = std::nextafter(x, 0.0);
-    h = geometric_half_width(alpha_of_epsilon(x), confidence);
-  }
-  return static_cast<double>(h) * grid.g;
-}
-
 // (mechanism, <argv[1]>, lower, upper, confidence [, cost]): everything but argv[1].
 struct SumArgs {
-  Kind kind;
+  SumMechanism kind;
   double lower, upper, confidence;
   CostSpec cost;
 };
@@ -71,7 +48,7 @@ SumArgs sum_args(int argc, sqlite3_value** argv, double (*second)(sqlite3_value*
   a.upper = number_arg(argv[3], "upper");
   a.confidence = confidence_arg(argv[4]);
   if (argc == 6) {
-    if (a.kind == Kind::Laplace) throw std::invalid_argument("cost applies only to 'staircase'");
+    if (a.kind == SumMechanism::Laplace) throw std::invalid_argument("cost applies only to 'staircase'");
     a.cost = parse_cost_spec(text_arg(argv[5], "cost", "'l1', 'l2' or 'gamma=G'"));
   }
   return a;
@@ -118,22 +95,15 @@ void sum_interval_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
 }
 
 // sum_interval_eps(mechanism, half_width, lower, upper, confidence [, cost]):
-// an eps in [2^-30, 2^20] whose interval is at most half_width (the least
-// found by bisection; the grid makes the half-width a step function, so the
-// eps is checked with sum_interval itself); NULL if even 2^20 is too noisy.
+// an eps in [2^-30, 2^20] whose interval is at most half_width
+// (core/helpers.hpp); NULL if even 2^20 is too noisy.
 void sum_interval_eps_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   guard_scalar(ctx, "sum_interval_eps", argc, argv, [&] {
     double h;
     const SumArgs a = sum_args(argc, argv, half_width_of, &h);
-    auto fits = [&](double e) { return sum_half_width(a.kind, e, a.lower, a.upper, a.cost, a.confidence) <= h; };
-    double lo = 0x1p-30, hi = 0x1p20;
-    if (fits(lo)) return sqlite3_result_double(ctx, lo);
-    if (!fits(hi)) return sqlite3_result_null(ctx);
-    for (int i = 0; i < 200 && std::nextafter(lo, hi) < hi; ++i) {  // !fits(lo), fits(hi)
-      const double mid = hi / lo > 4 ? std::sqrt(lo) * std::sqrt(hi) : lo + (hi - lo) / 2;
-      (fits(mid) ? hi : lo) = mid;
-    }
-    sqlite3_result_double(ctx, hi);
+    const auto eps = sum_eps_for_half_width(a.kind, h, a.lower, a.upper, a.cost, a.confidence);
+    if (eps) sqlite3_result_double(ctx, *eps);
+    else sqlite3_result_null(ctx);
   });
 }
 

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <string>
 
+#include "core/helpers.hpp"
 #include "core/json.hpp"
 #include "core/loss.hpp"
 #include "core/lp.hpp"
@@ -32,8 +33,6 @@ namespace {
 
 constexpr const char* kLossDomain = "'absolute', 'squared', 'binary', 'power:P' or a JSON matrix";
 constexpr const char* kPriorDomain = "'uniform' or a JSON array";
-constexpr std::int64_t kMaxPmfRows = 100000000;  // staircase_pmf: hi - lo < 10^8
-constexpr std::int64_t kMaxDerivableN = 1000;     // dp_derivable: a dense JSON matrix
 
 std::int64_t n_arg(sqlite3_value* v, std::int64_t max) {
   const std::int64_t n = integer_arg(v, "n");
@@ -99,10 +98,7 @@ class RemappedRows final : public RowSource {
   }
 
  private:
-  void fill() {
-    std::fill(row_.begin(), row_.end(), 0.0);
-    for (std::int64_t o = 0; o <= g_.n(); ++o) row_[static_cast<std::size_t>(answer_[static_cast<std::size_t>(o)])] += g_(i_, o);
-  }
+  void fill() { remapped_row(g_, answer_, i_, row_); }
   GeometricMechanism g_;
   std::vector<std::int64_t> answer_;
   std::vector<double> row_;
@@ -146,11 +142,9 @@ std::unique_ptr<RowSource> open_staircase_pmf(sqlite3_value** argv, Connection&)
   const double eps = number_arg(argv[0], "eps");
   check_positive(eps, "eps");
   const std::int64_t D = integer_arg(argv[1], "delta");
-  if (D < 1) throw std::invalid_argument("delta must be an integer >= 1, but is " + std::to_string(D));
+  check_pmf_delta(D);
   const std::int64_t lo = integer_arg(argv[2], "lo"), hi = integer_arg(argv[3], "hi");
-  if (hi < lo || static_cast<unsigned __int128>(static_cast<__int128>(hi) - lo) >= static_cast<unsigned __int128>(kMaxPmfRows))
-    throw std::invalid_argument("hi must be at least lo and hi - lo below " + std::to_string(kMaxPmfRows) +
-                                ", but lo is " + std::to_string(lo) + " and hi is " + std::to_string(hi));
+  check_pmf_range(lo, hi);
   const std::string spec = argv[4] ? std::string(text_arg(argv[4], "cost", "'l1', 'l2' or 'r=K'")) : "l1";
   return std::make_unique<PmfRows>(IntegerStaircase(eps, D, staircase_r(spec, eps, D)), lo, hi);
 }
@@ -163,14 +157,14 @@ std::unique_ptr<RowSource> open_optimal_remap(sqlite3_value** argv, Connection&)
 }
 
 std::unique_ptr<RowSource> open_optimal_mechanism(sqlite3_value** argv, Connection&) {
-  const std::string method = argv[4] ? std::string(text_arg(argv[4], "method", "'remap' or 'lp'")) : "remap";
-  if (method != "remap" && method != "lp")
-    throw std::invalid_argument("method must be 'remap' or 'lp', but is " + describe(argv[4]));
-  const std::int64_t n = n_arg(argv[0], method == "lp" ? kMaxLpN : kMaxMatrixN);
+  const OptimalMethod method =
+      argv[4] ? parse_optimal_method(text_arg(argv[4], "method", "'remap' or 'lp'")) : OptimalMethod::Remap;
+  const bool lp = method == OptimalMethod::Lp;
+  const std::int64_t n = n_arg(argv[0], lp ? kMaxLpN : kMaxMatrixN);
   const double alpha = alpha_arg(argv[1]);
   const Loss loss = loss_arg(argv[2], n);
   const auto prior = prior_arg(argv[3], n);
-  if (method == "lp") return dense_rows(optimal_mechanism_lp(n, alpha, loss, prior).matrix);
+  if (lp) return dense_rows(optimal_mechanism_lp(n, alpha, loss, prior).matrix);
   GeometricMechanism g(n, alpha);
   auto answer = optimal_remap(g, loss, prior);
   return std::make_unique<RemappedRows>(std::move(g), std::move(answer));

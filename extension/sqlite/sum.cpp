@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "core/format.hpp"
+#include "core/helpers.hpp"
 #include "core/privacy.hpp"
 #include "core/staircase.hpp"
 #include "sqlite/args.hpp"
@@ -131,15 +132,13 @@ void staircase_gamma_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
 // noise_cost(mechanism, eps, delta, cost): exact expected cost of the noise.
 void noise_cost_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   guard_scalar(ctx, "noise_cost", argc, argv, [&] {
-    const std::string mech(text_arg(argv[0], "mechanism", "'staircase' or 'laplace'"));
-    if (mech != "staircase" && mech != "laplace")
-      throw std::invalid_argument("mechanism must be 'staircase' or 'laplace', but is " + describe(argv[0]));
+    const SumMechanism mech = parse_sum_mechanism(text_arg(argv[0], "mechanism", "'staircase' or 'laplace'"));
     const double eps = number_arg(argv[1], "eps");
     check_positive(eps, "eps");
     const double delta = number_arg(argv[2], "delta");
     check_positive(delta, "delta");
     const Cost cost = parse_cost(text_arg(argv[3], "cost", "'l1' or 'l2'"));
-    sqlite3_result_double(ctx, mech == "laplace" ? laplace_cost(eps, delta, cost)
+    sqlite3_result_double(ctx, mech == SumMechanism::Laplace ? laplace_cost(eps, delta, cost)
                                                  : staircase_optimal_cost(eps, delta, cost));
   });
 }
