@@ -15,10 +15,11 @@
 // constant or a query parameter ($1), or an expression of those without
 // volatile functions; anything else could depend on a row and is refused.
 //
-// No C++ exception crosses into PostgreSQL: C++ work runs inside run_cpp(),
-// which turns an exception into a message copied to a fixed buffer, and the
-// ereport happens after every C++ object of the try block is destroyed.
-// PostgreSQL calls (which may longjmp) happen outside those blocks.
+// No C++ exception crosses into PostgreSQL: C++ work runs inside run_cpp()
+// (common.hpp), which turns an exception into a message copied to a fixed
+// buffer, and the ereport happens after every C++ object of the try block is
+// destroyed. PostgreSQL calls (which may longjmp) happen outside those blocks.
+// The scalar helpers and the set-returning functions are in functions.cpp.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -65,39 +66,13 @@ PG_MODULE_MAGIC;
 PGDLLEXPORT void _PG_init(void);
 }
 
+#include "postgres/common.hpp"
+
 namespace {
 
-// ---- errors ------------------------------------------------------------------
-
-struct Failure {
-  bool failed = false;
-  bool nomem = false;
-  char message[1024];
-};
-
-// Runs body(); an exception becomes f's message "<function>: <what>".
-template <class Body>
-void run_cpp(Failure& f, const char* function, Body&& body) noexcept {
-  try {
-    body();
-  } catch (const std::bad_alloc&) {
-    f.failed = f.nomem = true;
-  } catch (const std::exception& e) {
-    f.failed = true;
-    snprintf(f.message, sizeof f.message, "%s: %s", function, e.what());
-  } catch (...) {
-    f.failed = true;
-    snprintf(f.message, sizeof f.message, "%s: unknown error", function);
-  }
-}
-
-// Reports f as the statement's error, if it failed. Call only where no C++
-// object with a destructor is alive in the calling frames below PostgreSQL.
-void raise(const Failure& f) {
-  if (!f.failed) return;
-  if (f.nomem) ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
-  ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s", f.message)));
-}
+using optdp_pg::Failure;
+using optdp_pg::raise;
+using optdp_pg::run_cpp;
 
 // ---- per-backend noise ---------------------------------------------------------
 
@@ -521,11 +496,6 @@ const char* agg_name(FunctionCallInfo fcinfo, const char* fallback) {
 }  // namespace
 
 extern "C" {
-
-// PostgreSQL 15 exports only the info record; the function must be visible too.
-#define OPTDP_PG_FUNCTION(name) \
-  PG_FUNCTION_INFO_V1(name);    \
-  PGDLLEXPORT Datum name(PG_FUNCTION_ARGS)
 
 OPTDP_PG_FUNCTION(optdp_count_trans);
 OPTDP_PG_FUNCTION(optdp_count_combine);

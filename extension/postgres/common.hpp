@@ -1,0 +1,64 @@
+// optdp for PostgreSQL: what every file of the binding shares. No C++
+// exception may cross into PostgreSQL, and PostgreSQL's errors (a longjmp)
+// must not unwind C++ frames: C++ work runs inside run_cpp(), which turns an
+// exception into a message kept in a Failure, and raise() reports it after
+// every C++ object of that work is destroyed. PostgreSQL calls happen
+// outside run_cpp.
+#pragma once
+
+#include <cstdio>
+#include <exception>
+#include <new>
+#include <string>
+
+#include "core/format.hpp"
+
+extern "C" {
+#include "postgres.h"
+#include "fmgr.h"
+}
+
+namespace optdp_pg {
+
+struct Failure {
+  bool failed = false;
+  bool nomem = false;
+  char message[1024];
+};
+
+// Runs body(); an exception becomes f's message "<function>: <what>", its
+// values taken out (optdp::hide_values) unless shown.
+template <class Body>
+void run_cpp(Failure& f, const char* function, Body&& body, bool shown = true) noexcept {
+  try {
+    body();
+  } catch (const std::bad_alloc&) {
+    f.failed = f.nomem = true;
+  } catch (const std::exception& e) {
+    f.failed = true;
+    try {
+      snprintf(f.message, sizeof f.message, "%s: %s", function,
+               shown ? e.what() : optdp::hide_values(e.what()).c_str());
+    } catch (...) {
+      f.nomem = true;
+    }
+  } catch (...) {
+    f.failed = true;
+    snprintf(f.message, sizeof f.message, "%s: unknown error", function);
+  }
+}
+
+// Reports f as the statement's error, if it failed. Call only where no C++
+// object with a destructor is alive in the calling frames below PostgreSQL.
+inline void raise(const Failure& f) {
+  if (!f.failed) return;
+  if (f.nomem) ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+  ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s", f.message)));
+}
+
+}  // namespace optdp_pg
+
+// PostgreSQL 15 exports only the info record; the function must be visible too.
+#define OPTDP_PG_FUNCTION(name) \
+  PG_FUNCTION_INFO_V1(name);    \
+  PGDLLEXPORT Datum name(PG_FUNCTION_ARGS)

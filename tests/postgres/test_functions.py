@@ -1,0 +1,604 @@
+"""optdp's scalar helpers and set-returning functions on PostgreSQL 15,
+against the SQLite module on the same arguments.
+
+Usage: test_functions.py <build>/postgres <build>/optdp.so <build>/catalogue/catalogue.json <source dir> [unittest args]
+
+  * Same results: every function, on a list of arguments, returns on
+    PostgreSQL what it returns in SQLite (Debian's /usr/bin/python3 sqlite3
+    module with build/optdp.so loaded): the same rows, the same doubles.
+  * The bad-input catalogue (sql/catalogue.py, generated into
+    <build>/catalogue/) run on PostgreSQL for every case of a function it
+    has, as a call (SQLite's hidden-column form has no counterpart). Each
+    argument is given to PostgreSQL as the value SQLite evaluates it to. A
+    case is compared exactly when PostgreSQL's types take every argument as
+    it is; otherwise it is a documented type difference (docs/scale.md):
+    PostgreSQL's own error, or (a quoted number for a float8) a value.
+  * The messages: a scalar quotes values only when every argument is a
+    constant or a query parameter; otherwise hide_values() (as in SQLite).
+  * The examples of sql/reference.md that use only the functions PostgreSQL has.
+"""
+import json
+import math
+import os
+import re
+import sqlite3
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pgserver import Server, SqlError  # noqa: E402
+
+MODULE_DIR = SQLITE_MODULE = CATALOGUE = SOURCE = None
+SERVER = None
+LITE = None
+
+# The PostgreSQL signature of each function by arity: f float8, i int8, t text,
+# P prior (text, or float8[] in another overload), a float8[], M a
+# two-dimensional float8[].
+SIGNATURES = {
+    ("count_interval", 2): "ff", ("count_interval_alpha", 2): "if",
+    ("sum_interval", 5): "tffff", ("sum_interval", 6): "tfffft",
+    ("sum_interval_eps", 5): "tffff", ("sum_interval_eps", 6): "tfffft",
+    ("quantile_rank_error", 4): "ffff", ("staircase_gamma", 2): "ft", ("noise_cost", 4): "tfft",
+    ("dp_sum_grid", 3): "fff", ("dp_rho", 2): "ff", ("dp_alpha", 1): "f", ("dp_epsilon", 1): "f",
+    ("remap_count", 5): "iiftP", ("optimal_loss", 4): "iftP", ("minimax_loss", 5): "iftii", ("dp_derivable", 2): "Mf",
+    ("geometric_matrix", 2): "if", ("derivation_matrix", 3): "iff",
+    ("staircase_pmf", 4): "fiii", ("staircase_pmf", 5): "fiiit",
+    ("optimal_remap", 4): "iftP", ("optimal_mechanism", 4): "iftP", ("optimal_mechanism", 5): "iftPt",
+    ("minimax_remap", 5): "iftii", ("minimax_mechanism", 5): "iftii",
+    ("selection_probabilities", 2): "af", ("selection_probabilities", 3): "aff", ("selection_probabilities", 4): "afft",
+}
+FUNCTIONS = {name for name, _ in SIGNATURES}
+SRFS = {"geometric_matrix", "derivation_matrix", "staircase_pmf", "optimal_remap", "optimal_mechanism",
+        "minimax_remap", "minimax_mechanism", "selection_probabilities"}
+VALUE_NOT_SHOWN = "a value not shown (it may be a row's)"
+
+
+def hide_values(m):
+    """sql/catalogue.py hide_values() (core/format.cpp): a message without its values."""
+    head, sep, rest = m.partition(", but ")
+    tail = ""
+    if sep:
+        tail = (", but is " + VALUE_NOT_SHOWN if rest.startswith("is ")
+                else ", but the values are not shown (they may be a row's)")
+    head = re.sub(r" = \[[^\]]*\]", "", head)
+    head = re.sub(r"\ba (\d+)x\1 matrix( for n = \d+)?", "an (n+1)x(n+1) matrix", head)
+    head = re.sub(r"n\+1 = \d+ entries", "n+1 entries", head)
+    return head + tail
+
+
+def float8_text(m):
+    """A SQLite message as PostgreSQL writes it: a REAL that is a whole number
+    is shown without '.0' (a float8 is shown as the shortest text that reads
+    back, as PostgreSQL's aggregates already show it)."""
+    return re.sub(r"(?<![\w.])(-?\d+)\.0(?![\d])", r"\1", m)
+
+
+# ---- PostgreSQL: many statements in one round trip ------------------------------
+TRY_SQL = r"""
+CREATE OR REPLACE FUNCTION try_sql(q text) RETURNS json LANGUAGE plpgsql AS $$
+DECLARE res text;
+BEGIN
+  EXECUTE 'SELECT json_agg(t)::text FROM (' || q || ') t' INTO res;
+  RETURN json_build_object('rows', res::json);
+EXCEPTION WHEN OTHERS THEN
+  RETURN json_build_object('state', SQLSTATE, 'error', SQLERRM);
+END $$;
+"""
+
+
+def dollar(s):
+    tag = "$q$"
+    assert tag not in s
+    return tag + s + tag
+
+
+def pg_many(statements):
+    """Runs each SELECT on PostgreSQL; returns per statement {"rows": [...]}
+    (json rows, None for no rows) or {"state": SQLSTATE, "error": message}."""
+    out = []
+    for start in range(0, len(statements), 400):
+        chunk = statements[start:start + 400]
+        values = ", ".join("(%d, %s)" % (k, dollar(q)) for k, q in enumerate(chunk))
+        rows = SERVER.psql("SELECT json_agg(try_sql(q) ORDER BY k) FROM (VALUES %s) v(k, q)" % values)
+        out.extend(json.loads("\n".join("|".join(r) for r in rows)))
+    return out
+
+
+def lite(sql, params=()):
+    """SQLite's rows, or ("error", message)."""
+    try:
+        return LITE.execute(sql, params).fetchall()
+    except sqlite3.Error as e:
+        return ("error", str(e))
+
+
+# ---- translating a catalogue call into PostgreSQL --------------------------------
+def split_args(s):
+    args, depth, cur, i = [], 0, "", 0
+    while i < len(s):
+        ch = s[i]
+        if ch == "'":
+            j = i + 1
+            while True:
+                j = s.index("'", j)
+                if j + 1 < len(s) and s[j + 1] == "'":
+                    j += 2
+                    continue
+                break
+            cur += s[i:j + 1]
+            i = j + 1
+            continue
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            args.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+        i += 1
+    if cur.strip():
+        args.append(cur.strip())
+    return args
+
+
+def long_text_sql(expr):
+    """A SQLite expression of a long text (hex(zeroblob(N)) and
+    replace(hex(zeroblob(N)), '00', S)) in PostgreSQL's words."""
+    expr = re.sub(r"replace\(hex\(zeroblob\((\d+)\)\), '00', ('(?:[^']|'')*')\)",
+                  lambda m: "repeat(%s, %s)" % (m.group(2), m.group(1)), expr)
+    expr = re.sub(r"hex\(zeroblob\((\d+)\)\)", lambda m: "repeat('0', %d)" % (2 * int(m.group(1))), expr)
+    if "zeroblob" in expr or "char(" in expr:
+        return None
+    return expr
+
+
+def float_literal(v):
+    if math.isnan(v):
+        return "'NaN'::float8"
+    if math.isinf(v):
+        return "'%sInfinity'::float8" % ("-" if v < 0 else "")
+    return "'%r'::float8" % v
+
+
+def array_literal(v):
+    if isinstance(v, list) and all(isinstance(x, list) for x in v) and v:
+        if len({len(r) for r in v}) != 1 or not all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                                                    for r in v for x in r):
+            return None
+        if not v[0]:
+            return "'{}'::float8[]"
+        return "ARRAY[%s]::float8[]" % ", ".join("[%s]" % ", ".join(float_literal(float(x)) for x in r) for r in v)
+    if isinstance(v, list) and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
+        if not v:
+            return "'{}'::float8[]"
+        return "ARRAY[%s]::float8[]" % ", ".join(float_literal(float(x)) for x in v)
+    return None
+
+
+def translate_arg(expr, ptype):
+    """(PostgreSQL expression, kind, SQLite value): kind 'same' when PostgreSQL
+    takes the value as SQLite does, 'array' for a JSON text given as a
+    float8[], 'type' for a type difference (the expression is still run)."""
+    typ, value = LITE.execute("SELECT typeof(%s), %s" % (expr, expr)).fetchone()
+    if typ == "null":
+        return "NULL", ("array" if ptype in "aM" else "same"), None
+    if typ == "blob":
+        return "'\\x%s'::bytea" % value.hex(), "type", value
+    if typ == "integer":
+        lit = "'%d'::int8" % value if value == -2 ** 63 else str(value)
+        if ptype == "i" or (ptype == "f" and abs(value) <= 2 ** 53):
+            return lit, "same", value
+        return lit, "type", value
+    if typ == "real":
+        return float_literal(value), ("same" if ptype == "f" else "type"), value
+    # text
+    if len(value) > 2000:
+        lit = long_text_sql(expr)
+        if lit is None:
+            return None, "skip", value
+    elif "\x00" in value:
+        return None, "skip", value  # PostgreSQL's text cannot hold a NUL byte
+    else:
+        lit = "'%s'" % value.replace("'", "''")
+    if ptype in "tP":
+        return lit, "same", value
+    if ptype in "aM" and len(value) <= 2000:
+        try:
+            arr = array_literal(json.loads(value))
+        except ValueError:
+            arr = None
+        if arr is not None:
+            return arr, "array", value
+    if ptype in "aM":
+        m = re.fullmatch(r"'\[' \|\| replace\(hex\(zeroblob\((\d+)\)\), '00', '(\d+),'\) \|\| '(\d+)\]'", expr)
+        if m and m.group(2) == m.group(3):
+            return "array_fill(%s::float8, ARRAY[%d])" % (m.group(2), int(m.group(1)) + 1), "array", value
+    return lit, "type", value
+
+
+CALL_RE = re.compile(r"SELECT (\* FROM )?(\w+)\((.*)\)( LIMIT 3)?;?$")
+
+
+def translate_case(case):
+    """(kind, PostgreSQL SQL, SQLite values, name of the function) or (kind, why)."""
+    if case.get("form") != "call":
+        return ("not applicable", "form " + str(case.get("form")))
+    if case.get("source") == "sqlite" or case.get("bind") is not None:
+        return ("not applicable", "SQLite's own error or bound parameters")
+    m = CALL_RE.match(case["sql"])
+    if not m:
+        return ("not applicable", "not a plain call: " + case["sql"][:80])
+    fn, args = m.group(2), split_args(m.group(3))
+    sig = SIGNATURES.get((fn, len(args)))
+    if sig is None:
+        return ("not applicable", "no such arity")
+    pg_args, kinds, values = [], [], []
+    for expr, ptype in zip(args, sig):
+        lit, kind, value = translate_arg(expr, ptype)
+        if kind == "skip":
+            return ("not applicable", "a value PostgreSQL cannot take (a NUL in text)")
+        pg_args.append(lit)
+        kinds.append(kind)
+        values.append(value)
+    # A set-returning function in the select list streams its rows (in FROM,
+    # PostgreSQL materialises all of them before LIMIT applies).
+    sql = "SELECT %s(%s)%s" % (fn, ", ".join(pg_args), " LIMIT 3" if fn in SRFS else "")
+    kind = "type" if "type" in kinds else ("array" if "array" in kinds else "same")
+    return (kind, sql, values, fn)
+
+
+def setUpModule():
+    global SERVER, LITE
+    LITE = sqlite3.connect(":memory:")
+    LITE.enable_load_extension(True)
+    LITE.load_extension(SQLITE_MODULE)
+    SERVER = Server(MODULE_DIR)
+    SERVER.__enter__()
+    SERVER.psql("CREATE EXTENSION optdp;" + TRY_SQL)
+
+
+def tearDownModule():
+    if SERVER is not None:
+        SERVER.stop()
+
+
+def pg_rows(sql):
+    return SERVER.psql(sql)
+
+
+def same_number(a, b):
+    """A PostgreSQL value (text) and a SQLite value: the same number."""
+    if isinstance(b, bool) or b is None:
+        return a == b
+    if isinstance(b, int) and not isinstance(a, float):
+        return int(a) == b
+    return float(a) == float(b)
+
+
+class SameResults(unittest.TestCase):
+    """Each call: (SQLite SQL, PostgreSQL SQL); the rows must be equal."""
+
+    SCALARS = [
+        "count_interval(0.5, 0.95)", "count_interval(0.001, 0.5)", "count_interval(0.999, 0.999)",
+        "count_interval_alpha(10, 0.95)", "count_interval_alpha(0, 0.5)",
+        "sum_interval('staircase', 1.0, 0, 100, 0.95)", "sum_interval('laplace', 1.0, 0, 100, 0.95)",
+        "sum_interval('staircase', 0.1, -5, 7.5, 0.99, 'l2')", "sum_interval('staircase', 2.0, 0, 1, 0.9, 'gamma=0.3')",
+        "sum_interval_eps('laplace', 50, 0, 100, 0.95)", "sum_interval_eps('staircase', 3, 0, 10, 0.9, 'l2')",
+        "sum_interval_eps('staircase', 1e-300, 0, 1, 0.9)",
+        "quantile_rank_error(1.0, 0, 120, 0.95)", "quantile_rank_error(0.1, -1, 1, 0.5)",
+        "staircase_gamma(1, 'l2')", "staircase_gamma(0.01, 'l1')", "staircase_gamma(30, 'l2')",
+        "noise_cost('staircase', 1, 1, 'l1')", "noise_cost('laplace', 1, 1, 'l2')", "noise_cost('staircase', 5, 3, 'l2')",
+        "dp_sum_grid(1, 100, 101)", "dp_sum_grid(0.5, -3, 1e6)",
+        "dp_rho(1.0, 1e-6)", "dp_rho(0.1, 0.5)",
+        "dp_alpha(1.0)", "dp_alpha(1e-9)", "dp_alpha(700)", "dp_epsilon(0.5)", "dp_epsilon(0.999999)",
+        "remap_count(3, 10, 0.5, 'absolute', 'uniform')", "remap_count(-4, 10, 0.5, 'squared', 'uniform')",
+        "remap_count(40, 10, 0.3, 'binary', '[1,0,0,0,0,0,0,0,0,0,1]')",
+        "remap_count(5, 7, 0.5, 'power:1.5', '[1,2,3,4,5,6,7,8]')",
+        "optimal_loss(7, 0.5, 'binary', '[1,0,0,0,0,0,0,1]')", "optimal_loss(20, 0.8, 'squared', 'uniform')",
+        "optimal_loss(3, 0.5, '[[0,1,2,3],[1,0,1,2],[2,1,0,1],[3,2,1,0]]', 'uniform')",
+        "minimax_loss(5, 0.5, 'absolute', 1, 4)", "minimax_loss(8, 0.7, 'squared', 0, 8)",
+    ]
+    TABLES = [
+        "geometric_matrix(3, 0.5)", "geometric_matrix(0, 0.25)", "derivation_matrix(3, 0.5, 0.8)",
+        "staircase_pmf(1.0, 5, -12, 12)", "staircase_pmf(0.3, 3, -4, 4, 'r=2')", "staircase_pmf(2.0, 1, -2, 2, 'l2')",
+        "optimal_remap(7, 0.5, 'binary', '[1,0,0,0,0,0,0,1]')", "optimal_remap(10, 0.5, 'absolute', 'uniform')",
+        "optimal_mechanism(4, 0.5, 'squared', 'uniform')", "optimal_mechanism(3, 0.5, 'absolute', 'uniform', 'lp')",
+        "optimal_mechanism(4, 0.6, 'binary', '[1,2,3,2,1]', 'remap')",
+        "minimax_remap(4, 0.5, 'absolute', 1, 3)", "minimax_mechanism(3, 0.5, 'absolute', 1, 2)",
+    ]
+    # (SQLite, PostgreSQL): list arguments as JSON text there, as arrays here
+    LISTS = [
+        ("SELECT * FROM selection_probabilities('[667, 0, 445, 666, 222]', 0.01)",
+         "SELECT * FROM selection_probabilities(ARRAY[667, 0, 445, 666, 222], 0.01)"),
+        ("SELECT * FROM selection_probabilities('[1, 5, 3, 5, 0]', 1, 1, 'exponential')",
+         "SELECT * FROM selection_probabilities(ARRAY[1, 5, 3, 5, 0], 1, 1, 'exponential')"),
+        ("SELECT * FROM selection_probabilities('[1.5, -2, 3]', 0.5, 2)",
+         "SELECT * FROM selection_probabilities('{1.5, -2, 3}', 0.5, 2)"),
+        ("SELECT * FROM optimal_remap(4, 0.5, 'absolute', '[1, 2, 3, 2, 1]')",
+         "SELECT * FROM optimal_remap(4, 0.5, 'absolute', ARRAY[1, 2, 3, 2, 1])"),
+        ("SELECT * FROM optimal_mechanism(3, 0.5, 'binary', '[1, 0, 0, 1]', 'lp')",
+         "SELECT * FROM optimal_mechanism(3, 0.5, 'binary', ARRAY[1, 0, 0, 1], 'lp')"),
+        ("SELECT optimal_loss(7, 0.5, 'binary', '[1,0,0,0,0,0,0,1]')",
+         "SELECT optimal_loss(7, 0.5, 'binary', ARRAY[1,0,0,0,0,0,0,1])"),
+        ("SELECT remap_count(6, 7, 0.5, 'binary', '[1,0,0,0,0,0,0,1]')",
+         "SELECT remap_count(6, 7, 0.5, 'binary', ARRAY[1,0,0,0,0,0,0,1])"),
+        ("SELECT dp_derivable('[[0.5,0.5],[0.5,0.5]]', 0.5)", "SELECT dp_derivable(ARRAY[[0.5,0.5],[0.5,0.5]], 0.5)"),
+        ("SELECT dp_derivable('[[1,0],[0,1]]', 0.5)", "SELECT dp_derivable(ARRAY[[1,0],[0,1]], 0.5)"),
+        ("SELECT dp_derivable('[[0.6,0.3,0.1],[0.3,0.4,0.3],[0.1,0.3,0.6]]', 0.5)",
+         "SELECT dp_derivable(ARRAY[[0.6,0.3,0.1],[0.3,0.4,0.3],[0.1,0.3,0.6]], 0.5)"),
+    ]
+
+    def pairs(self):
+        for s in self.SCALARS:
+            yield "SELECT " + s, "SELECT " + s
+        for t in self.TABLES:
+            yield "SELECT * FROM " + t, "SELECT * FROM " + t
+        yield from self.LISTS
+
+    def test_same_rows_as_sqlite(self):
+        pairs = list(self.pairs())
+        results = pg_many([pg for _, pg in pairs])
+        for (sq, pg), res in zip(pairs, results):
+            want = lite(sq)
+            self.assertNotIsInstance(want, tuple, sq)
+            self.assertNotIn("error", res, pg)
+            got = [list(r.values()) for r in (res["rows"] or [])]
+            self.assertEqual(len(got), len(want), pg)
+            for g, w in zip(got, want):
+                g = [int(v) if isinstance(v, bool) else v for v in g]  # dp_derivable: true/false for 1/0
+                self.assertEqual(len(g), len(w), pg)
+                for a, b in zip(g, w):
+                    self.assertTrue(a == b if a is None or b is None else float(a) == float(b),
+                                    "%s: %r on PostgreSQL, %r in SQLite" % (pg, a, b))
+
+    def test_every_function_is_compared(self):
+        names = set()
+        for _, pg in self.pairs():
+            names.update(f for f in FUNCTIONS if re.search(r"\b%s\(" % f, pg))
+        self.assertEqual(names, FUNCTIONS)
+
+    def test_from_and_select_list_forms_agree(self):
+        a = pg_rows("SELECT * FROM geometric_matrix(3, 0.5)")
+        b = pg_rows("SELECT (m).* FROM (SELECT geometric_matrix(3, 0.5) AS m) s")
+        self.assertEqual(a, b)
+        self.assertEqual(pg_rows("SELECT count(*) FROM staircase_pmf(1.0, 5, -99999, 99999)"), [["199999"]])
+        # streamed in the select list: a 25-million-row matrix stops at the LIMIT
+        self.assertEqual(len(pg_rows("SELECT geometric_matrix(5000, 0.5) LIMIT 3")), 3)
+
+    def test_named_arguments_and_optional_ones(self):
+        self.assertEqual(pg_rows("SELECT * FROM staircase_pmf(eps => 1.0, delta => 5, lo => 0, hi => 0)"),
+                         pg_rows("SELECT * FROM staircase_pmf(1.0, 5, 0, 0, 'l1')"))
+        self.assertEqual(pg_rows("SELECT * FROM selection_probabilities(ARRAY[1, 2], 1)"),
+                         pg_rows("SELECT * FROM selection_probabilities(ARRAY[1, 2], 1, 1, 'permute_and_flip')"))
+        self.assertEqual(pg_rows("SELECT * FROM optimal_mechanism(3, 0.5, 'absolute', 'uniform')"),
+                         pg_rows("SELECT * FROM optimal_mechanism(3, 0.5, 'absolute', 'uniform', 'remap')"))
+
+
+class Messages(unittest.TestCase):
+    def test_values_are_shown_only_for_constants_and_query_parameters(self):
+        shown = "count_interval: alpha must be in (0, 1), but is 1.5"
+        hidden = "count_interval: alpha must be in (0, 1), but is " + VALUE_NOT_SHOWN
+        self.assertEqual(SERVER.error_of("SELECT count_interval(1.5, 0.95)"), shown)
+        SERVER.psql("DROP TABLE IF EXISTS r; CREATE TABLE r(x float8, n int8); INSERT INTO r VALUES (1.5, 9);")
+        self.assertEqual(SERVER.error_of("SELECT count_interval(x, 0.95) FROM r"), hidden)
+        self.assertEqual(SERVER.error_of("SELECT count_interval(x / 1, 0.95) FROM r"), hidden)
+        self.assertEqual(SERVER.error_of("SELECT count_interval((SELECT max(x) FROM r), 0.95)"), hidden)
+        # a generic plan keeps $1 as a query parameter: known before any row
+        self.assertEqual(SERVER.error_of("SET plan_cache_mode = force_generic_plan; PREPARE q(float8) AS "
+                                         "SELECT count_interval($1, 0.95); EXECUTE q(1.5)"), shown)
+        # a value of another argument, derived into the requirement, goes too
+        self.assertEqual(SERVER.error_of("SELECT minimax_loss(4, 0.5, 'absolute', 2, n) FROM r"),
+                         "minimax_loss: hi must be an integer in [lo, n], but is " + VALUE_NOT_SHOWN)
+        self.assertEqual(SERVER.error_of("SELECT minimax_loss(4, 0.5, 'absolute', 2, 9)"),
+                         lite("SELECT minimax_loss(?, ?, ?, ?, ?)", (4, 0.5, "absolute", 2, 9))[1])
+        # set-returning functions: a lateral column is a row's value
+        self.assertEqual(SERVER.error_of("SELECT m.* FROM r, geometric_matrix(2, r.x) m"),
+                         "geometric_matrix: alpha must be in (0, 1), but is " + VALUE_NOT_SHOWN)
+        self.assertEqual(SERVER.error_of("SELECT * FROM geometric_matrix(2, 1.5)"),
+                         "geometric_matrix: alpha must be in (0, 1), but is 1.5")
+
+    def test_array_arguments(self):
+        cases = [
+            ("SELECT * FROM selection_probabilities('{}', 1)",
+             "selection_probabilities: scores must be an array of 1 to 10000 finite numbers, but it is empty"),
+            ("SELECT * FROM selection_probabilities(ARRAY[1, 'Infinity'::float8], 1)",
+             "selection_probabilities: scores must be an array of 1 to 10000 finite numbers, but element 2 is inf"),
+            ("SELECT * FROM selection_probabilities(array_fill(1::float8, ARRAY[10001]), 1)",
+             "selection_probabilities: scores must be an array of 1 to 10000 finite numbers, but it has 10001 elements"),
+            ("SELECT * FROM selection_probabilities(ARRAY[1, NULL], 1)",
+             "selection_probabilities: scores must be an array of numbers, but element 2 is NULL"),
+            ("SELECT * FROM selection_probabilities(ARRAY[[1, 2]], 1)",
+             "selection_probabilities: scores must be a one-dimensional array, but is an array of 2 dimensions"),
+            ("SELECT * FROM selection_probabilities(NULL, 1)",
+             "selection_probabilities: scores must be an array of numbers, but is NULL"),
+            ("SELECT dp_derivable(ARRAY[0.5, 0.5], 0.5)",
+             "dp_derivable: matrix must be a two-dimensional array of numbers, but has 1 dimension"),
+            ("SELECT dp_derivable(ARRAY[[0.5, 0.5]], 0.5)", lite("SELECT dp_derivable(?, ?)", ("[[0.5,0.5]]", 0.5))[1]),
+            ("SELECT optimal_loss(3, 0.5, 'absolute', ARRAY[1, 2])",
+             lite("SELECT optimal_loss(?, ?, ?, ?)", (3, 0.5, "absolute", "[1, 2]"))[1]),
+            ("SELECT optimal_loss(2, 0.5, 'absolute', ARRAY[1, -2, 1])",
+             lite("SELECT optimal_loss(?, ?, ?, ?)", (2, 0.5, "absolute", "[1, -2, 1]"))[1]),
+        ]
+        for sql, message in cases:
+            self.assertEqual(SERVER.error_of(sql), message, sql)
+
+    def test_null_arguments_get_optdp_messages(self):
+        for sql, arg in [("SELECT count_interval(NULL, 0.95)", "alpha must be a number"),
+                         ("SELECT * FROM staircase_pmf(1.0, 5, NULL, 3)", "lo must be an integer"),
+                         ("SELECT * FROM staircase_pmf(1.0, 5, -3, 3, NULL)", "cost must be text ('l1', 'l2' or 'r=K')"),
+                         ("SELECT * FROM optimal_remap(2, 0.5, 'absolute', NULL)",
+                          "prior must be text ('uniform' or a JSON array)")]:
+            fn = re.search(r"(\w+)\(", sql.replace("SELECT * FROM ", "SELECT ")).group(1)
+            self.assertEqual(SERVER.error_of(sql), "%s: %s, but is NULL" % (fn, arg), sql)
+
+
+class Catalogue(unittest.TestCase):
+    def test_catalogue_on_postgres(self):
+        with open(CATALOGUE, encoding="utf-8") as f:
+            cases = [c for c in json.load(f)["cases"] if c["function"] in FUNCTIONS]
+        plans = [(c, translate_case(c)) for c in cases]
+        runnable = [(c, p) for c, p in plans if len(p) == 4]
+        results = pg_many([p[1] for _, p in runnable])
+        counts = {"same": 0, "array": 0, "type": 0}
+        type_outcomes = {}
+        failures = []
+        for (case, (kind, sql, values, fn)), res in zip(runnable, results):
+            counts[kind] += 1
+            if kind == "type":
+                outcome = res.get("state", "a value")
+                type_outcomes[outcome] = type_outcomes.get(outcome, 0) + 1
+            why = self.check(case, kind, sql, values, fn, res)
+            if why:
+                failures.append("%s\n    %s\n    %s" % (case["id"], sql[:300], why))
+        skipped = len(plans) - len(runnable)
+        print("\ncatalogue on PostgreSQL: %d cases of its functions; compared exactly %d, lists as arrays %d, "
+              "type differences %d, not applicable %d" % (len(cases), counts["same"], counts["array"], counts["type"],
+                                                         skipped), file=sys.stderr)
+        print("type differences by outcome (SQLSTATE): %s" % sorted(type_outcomes.items()), file=sys.stderr)
+        self.assertFalse(failures, "%d failures:\n%s" % (len(failures), "\n".join(failures[:40])))
+        self.assertGreater(counts["same"], 1000)
+
+    def check(self, case, kind, sql, values, fn, res):
+        exp = case["expect"]
+        err = res.get("error")
+        if err is not None and res.get("state") == "XX000":
+            return "an internal error: " + err
+        if err is not None and res.get("state") == "22023" and not err.startswith(fn + ": "):
+            return "an optdp error that does not start with %r: %s" % (fn + ": ", err)
+        if kind == "type":
+            # PostgreSQL's own type error (no function takes that type; a text
+            # that is not a number), or what the value its type gives yields
+            if res.get("state") not in (None, "42883", "22P02", "22023"):
+                return "neither a type error nor a value nor optdp's error: %s %s" % (res.get("state"), err)
+            return None
+        if kind == "array":
+            if "ok" in exp:
+                return None if err is None else "an error where a value was due: " + err
+            if "error" not in exp and "error_like" not in exp:
+                return None
+            if err is None:
+                return "a value where an error was due"
+            if case.get("argument") and case["argument"] not in err:
+                expected = exp.get("error")
+                if expected is None or float8_text(expected) not in (err, hide_values(err)):
+                    return "message differs: expected %s, got %s" % (expected, err)
+            return None
+        # same values: the catalogue's outcome exactly
+        if "ok" in exp or "rows" in exp:
+            if err is not None:
+                return "an error where a value was due: " + err
+            if fn not in SRFS:
+                want = lite("SELECT %s(%s)" % (fn, ", ".join("?" * len(values))), values)
+                got = [list(r.values()) for r in (res["rows"] or [])]
+                if isinstance(want, tuple) or len(got) != 1:
+                    return "SQLite gives %r, PostgreSQL %r" % (want, got)
+                a, b = got[0][0], want[0][0]
+                if isinstance(a, bool):
+                    a = int(a)
+                if not (a == b if a is None or b is None else float(a) == float(b)):
+                    return "SQLite gives %r, PostgreSQL %r" % (b, a)
+            return None
+        if err is None:
+            return "a value where an error was due: %s" % json.dumps(res)[:200]
+        if res.get("state") != "22023":
+            return "not optdp's error: %s %s" % (res.get("state"), err)
+        if "error" in exp:
+            expected = float8_text(exp["error"])
+            if fn in SRFS:
+                # SQLite shows a table function's values when each argument is a
+                # literal; the catalogue's NaN and long-text probes are
+                # expressions there, constants here (PostgreSQL folds them)
+                if VALUE_NOT_SHOWN in expected or "values are not shown" in expected:
+                    err = fn + ": " + hide_values(err[len(fn) + 2:])
+                return None if err == expected else "message differs:\n      expected: %s\n      got:      %s" % (
+                    expected, err)
+            # a scalar written with constants shows its values; without them it is SQLite's literal message ...
+            if hide_values(err[len(fn) + 2:]) != expected[len(fn) + 2:]:
+                return "message differs (values hidden):\n      expected: %s\n      got:      %s" % (
+                    expected, hide_values(err))
+            # ... and with them SQLite's message for the same values bound
+            bound = lite("SELECT %s(%s)" % (fn, ", ".join("?" * len(values))), values)
+            if not isinstance(bound, tuple) or float8_text(bound[1]) != err:
+                return "message differs from SQLite's with bound values:\n      SQLite:     %s\n      PostgreSQL: %s" % (
+                    bound, err)
+            return None
+        like = exp["error_like"]
+        for name in like.get("names", []):
+            if not re.search(r"(?<![A-Za-z0-9_])%s(?![A-Za-z0-9_])" % re.escape(name), err):
+                return "the message does not name %r: %s" % (name, err)
+        return None
+
+
+# ---- the reference's examples --------------------------------------------------
+def reference_statements():
+    sys.path.insert(0, os.path.join(SOURCE, "tests", "reference"))
+    import check_reference  # noqa: E402
+    with open(os.path.join(SOURCE, "sql", "reference.md"), encoding="utf-8") as f:
+        text = f.read()
+    for line, body in check_reference.blocks(text):
+        for sql, expected in check_reference.statements(body):
+            yield line, sql, expected
+
+
+def to_postgres(sql):
+    """A reference example in PostgreSQL's words: list arguments as arrays,
+    printf('%.4f', x) as round(x, 4); None when it uses something PostgreSQL
+    does not have."""
+    code = re.sub(r"--[^\n]*", "", sql)
+    called = set(re.findall(r"\b([a-z_]+)\s*\(", code))
+    pg_has = FUNCTIONS | {"private_count", "printf", "count"}
+    if not called & FUNCTIONS or called - pg_has:
+        return None
+    code = re.sub(r"printf\('%\.(\d)f', (\w+)\)", r"round(\2::numeric, \1)", code)
+    code = re.sub(r"(selection_probabilities|dp_derivable)\('(\[[^']*\])'",
+                  lambda m: "%s(%s" % (m.group(1), array_literal(json.loads(m.group(2)))), code)
+    return code
+
+
+class ReferenceExamples(unittest.TestCase):
+    def test_reference_examples(self):
+        # the sample database's tables (sql/fixtures/hospital.sql), copied from SQLite
+        db = sqlite3.connect(":memory:")
+        with open(os.path.join(SOURCE, "sql", "fixtures", "hospital.sql")) as f:
+            db.executescript(f.read())
+        rows = db.execute("SELECT id, ward, age, smoker, income, visits FROM patients").fetchall()
+        values = ", ".join("(%d, '%s', %d, %s, %s, %d)" % (i, w, a, "true" if s else "false",
+                                                             "NULL" if inc is None else repr(inc), v)
+                           for i, w, a, s, inc, v in rows)
+        wards = ", ".join("('%s', %d)" % r for r in db.execute("SELECT ward, floor FROM wards"))
+        SERVER.psql("DROP TABLE IF EXISTS patients, wards; CREATE TABLE wards(ward text PRIMARY KEY, floor int8); "
+                    "INSERT INTO wards VALUES %s; CREATE TABLE patients(id int8, ward text, age int8, smoker boolean, "
+                    "income float8, visits int8); INSERT INTO patients VALUES %s;" % (wards, values))
+        run = compared = 0
+        for line, sql, expected in reference_statements():
+            pg = to_postgres(sql)
+            if pg is None:
+                continue
+            try:
+                got = SERVER.psql(pg)
+            except SqlError as e:
+                self.fail("sql/reference.md:%d: %s\n%s" % (line, pg, e))
+            run += 1
+            if expected is None:
+                continue
+            compared += 1
+            want = [e.split("|") for e in expected]
+            self.assertEqual(len(got), len(want), "sql/reference.md:%d: %s" % (line, pg))
+            for g, w in zip(got, want):
+                self.assertEqual(len(g), len(w), pg)
+                for a, b in zip(g, w):
+                    a = {"t": "1", "f": "0"}.get(a, a)
+                    # SQLite's shell prints 15 significant digits, PostgreSQL the shortest round trip
+                    self.assertTrue(a == b or math.isclose(float(a), float(b), rel_tol=1e-14, abs_tol=1e-300),
+                                    "sql/reference.md:%d: %s\n  %s on PostgreSQL, %s in the reference" % (
+                                        line, pg, a, b))
+        print("\nreference examples on PostgreSQL: %d run, %d outputs compared" % (run, compared), file=sys.stderr)
+        self.assertGreater(compared, 10)
+
+
+if __name__ == "__main__":
+    MODULE_DIR, SQLITE_MODULE, CATALOGUE, SOURCE = (os.path.abspath(a) for a in sys.argv[1:5])
+    unittest.main(argv=[sys.argv[0]] + sys.argv[5:])
