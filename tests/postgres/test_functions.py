@@ -458,7 +458,8 @@ class Catalogue(unittest.TestCase):
               "type differences %d, not applicable %d" % (len(cases), counts["same"], counts["array"], counts["type"],
                                                          skipped), file=sys.stderr)
         print("type differences by outcome (SQLSTATE): %s" % sorted(type_outcomes.items()), file=sys.stderr)
-        self.assertFalse(failures, "%d failures:\n%s" % (len(failures), "\n".join(failures[:40])))
+        if failures:
+            self.fail("%d failures:\n%s" % (len(failures), "\n".join(failures[:40])))
         self.assertGreater(counts["same"], 1000)
 
     def check(self, case, kind, sql, values, fn, res):
