@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <functional>
+#include <span>
 #include <stdexcept>
 
 #include "core/format.hpp"
@@ -71,31 +73,43 @@ Loss Loss::parse(std::string_view text, std::int64_t n) {
   if (n > kMaxGeneralLossN)
     throw std::invalid_argument("n must be at most " + std::to_string(kMaxGeneralLossN) +
                                 " with a JSON loss matrix (the remap is O(n^3)), but is " + std::to_string(n));
-  auto m = parse_json_matrix(text, "loss", N, N);
-  if (m.size() != N)
+  const auto m = parse_json_matrix(text, "loss", N, N);
+  return of_rows(n, m.size(), [&](std::size_t i) { return std::span<const double>(m[i]); });
+}
+
+Loss Loss::of_rows(std::int64_t n, std::size_t rows, const std::function<std::span<const double>(std::size_t)>& row) {
+  check_n(n, kMaxMatrixN);
+  if (n > kMaxGeneralLossN)
+    throw std::invalid_argument("n must be at most " + std::to_string(kMaxGeneralLossN) +
+                                " with a loss matrix (the remap is O(n^3)), but is " + std::to_string(n));
+  const auto N = static_cast<std::size_t>(n + 1);
+  if (rows != N)
     throw std::invalid_argument("loss must be a " + std::to_string(N) + "x" + std::to_string(N) +
-                                " matrix for n = " + std::to_string(n) + ", but has " + std::to_string(m.size()) +
+                                " matrix for n = " + std::to_string(n) + ", but has " + std::to_string(rows) +
                                 " rows");
+  Loss l;
+  l.n_ = n;
   l.kind_ = Kind::Matrix;
   l.matrix_.reserve(N * N);
   for (std::size_t i = 0; i < N; ++i) {
-    if (m[i].size() != N)
+    const std::span<const double> mi = row(i);
+    if (mi.size() != N)
       throw std::invalid_argument("loss must be a " + std::to_string(N) + "x" + std::to_string(N) + " matrix, but row " +
-                                  std::to_string(i) + " has " + std::to_string(m[i].size()) + " entries");
+                                  std::to_string(i) + " has " + std::to_string(mi.size()) + " entries");
     for (std::size_t r = 0; r < N; ++r) {
-      if (!(m[i][r] >= 0))
+      if (!(mi[r] >= 0))
         throw std::invalid_argument("loss must be non-negative, but loss[" + std::to_string(i) + "][" +
-                                    std::to_string(r) + "] is " + format_double(m[i][r]));
-      l.matrix_.push_back(m[i][r]);
+                                    std::to_string(r) + "] is " + format_double(mi[r]));
+      l.matrix_.push_back(mi[r]);
     }
     // Non-decreasing in |i - r|: the largest loss at distance d is at most the smallest at d + 1.
     const auto ii = static_cast<std::int64_t>(i);
     for (std::int64_t d = 0; d < n; ++d) {
       double hi_d = -1, lo_next = INFINITY;
       for (std::int64_t r : {ii - d, ii + d})
-        if (r >= 0 && r <= n) hi_d = std::max(hi_d, m[i][static_cast<std::size_t>(r)]);
+        if (r >= 0 && r <= n) hi_d = std::max(hi_d, mi[static_cast<std::size_t>(r)]);
       for (std::int64_t r : {ii - d - 1, ii + d + 1})
-        if (r >= 0 && r <= n) lo_next = std::min(lo_next, m[i][static_cast<std::size_t>(r)]);
+        if (r >= 0 && r <= n) lo_next = std::min(lo_next, mi[static_cast<std::size_t>(r)]);
       if (hi_d > lo_next)
         throw std::invalid_argument("loss must be non-decreasing in |i - r| along each row, but row " +
                                     std::to_string(i) + " has " + format_double(hi_d) + " at distance " +

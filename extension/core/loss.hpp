@@ -9,6 +9,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +32,9 @@ class Loss {
   // "loss must be 'absolute', 'squared', 'binary', 'power:P' or a JSON matrix ..., but ...".
   static Loss parse(std::string_view text, std::int64_t n);
   static Loss absolute(std::int64_t n);
+  // A matrix loss from its rows (engines with array types): rows(i) is row i
+  // of `rows` rows; the same checks and messages as a JSON matrix's.
+  static Loss of_rows(std::int64_t n, std::size_t rows, const std::function<std::span<const double>(std::size_t)>& row);
 
   Kind kind() const { return kind_; }
   std::int64_t n() const { return n_; }

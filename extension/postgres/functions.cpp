@@ -60,7 +60,7 @@ using optdp_pg::run_cpp;
 
 // One argument as plain values, copied out of PostgreSQL before any C++ work.
 struct Arg {
-  char type = 0;  // 'f' float8, 'i' int8, 't' text, 'a' float8[]
+  char type = 0;  // 'f' float8, 'i' int8, 't' text, 'a' float8[], 'M' a float8[] of two dimensions
   bool null = true;
   double number = 0;
   std::int64_t integer = 0;
@@ -102,7 +102,8 @@ void read_args(FunctionCallInfo fcinfo, const char* types, Call& c) {
         a.text_len = static_cast<int>(VARSIZE_ANY_EXHDR(t));
         break;
       }
-      case 'a': {
+      case 'a':
+      case 'M': {
         ArrayType* arr = PG_GETARG_ARRAYTYPE_P(i);
         a.ndim = ARR_NDIM(arr);
         for (int d = 0; d < a.ndim; ++d) a.dims[d] = ARR_DIMS(arr)[d];
@@ -177,6 +178,25 @@ std::vector<double> list_of(const Arg& a, const char* name) {
   return std::vector<double>(a.values, a.values + a.count);
 }
 
+// A two-dimensional float8[] without NULLs: rows x cols, row-major.
+struct ArrayMatrix {
+  const double* values;
+  std::size_t rows, cols;
+  std::span<const double> row(std::size_t i) const { return {values + i * cols, cols}; }
+};
+ArrayMatrix matrix_of(const Arg& a, const char* name) {
+  if (a.null) bad(name, "a two-dimensional array of numbers", "NULL");
+  if (a.ndim != 2 && a.count > 0)
+    throw std::invalid_argument(std::string(name) + " must be a two-dimensional array of numbers, but has " +
+                                std::to_string(a.ndim) + (a.ndim == 1 ? " dimension" : " dimensions"));
+  if (a.first_null >= 0)
+    throw std::invalid_argument(std::string(name) + " must be an array of numbers, but element " +
+                                std::to_string(a.first_null + 1) + " is NULL");
+  const std::size_t rows = a.count ? static_cast<std::size_t>(a.dims[0]) : 0;
+  const std::size_t cols = a.count ? static_cast<std::size_t>(a.dims[1]) : 0;
+  return {a.values, rows, cols};
+}
+
 std::int64_t n_of(const Arg& a, std::int64_t max) {
   const std::int64_t n = integer(a, "n");
   optdp::check_n(n, max);
@@ -186,7 +206,14 @@ std::int64_t n_of(const Arg& a, std::int64_t max) {
 constexpr const char* kLossDomain = "'absolute', 'squared', 'binary', 'power:P' or a JSON matrix";
 constexpr const char* kPriorDomain = "'uniform' or a JSON array";
 
-optdp::Loss loss_of(const Arg& a, std::int64_t n) { return optdp::Loss::parse(text_of(a, "loss", kLossDomain), n); }
+// loss: text (a keyword or a JSON matrix) or a two-dimensional float8[].
+optdp::Loss loss_of(const Arg& a, std::int64_t n) {
+  if (a.type == 'M') {
+    const ArrayMatrix m = matrix_of(a, "loss");
+    return optdp::Loss::of_rows(n, m.rows, [&](std::size_t i) { return m.row(i); });
+  }
+  return optdp::Loss::parse(text_of(a, "loss", kLossDomain), n);
+}
 
 // prior: text ('uniform' or a JSON array) or float8[].
 std::vector<double> prior_of(const Arg& a, std::int64_t n) {
@@ -493,21 +520,12 @@ OPTDP_PG_FUNCTION(optdp_dp_sum_grid);
 OPTDP_PG_FUNCTION(optdp_dp_rho);
 OPTDP_PG_FUNCTION(optdp_dp_alpha);
 OPTDP_PG_FUNCTION(optdp_dp_epsilon);
-OPTDP_PG_FUNCTION(optdp_remap_count);
-OPTDP_PG_FUNCTION(optdp_remap_count_a);
-OPTDP_PG_FUNCTION(optdp_optimal_loss);
-OPTDP_PG_FUNCTION(optdp_optimal_loss_a);
-OPTDP_PG_FUNCTION(optdp_minimax_loss);
+
 OPTDP_PG_FUNCTION(optdp_dp_derivable);
 OPTDP_PG_FUNCTION(optdp_geometric_matrix);
 OPTDP_PG_FUNCTION(optdp_derivation_matrix);
 OPTDP_PG_FUNCTION(optdp_staircase_pmf);
-OPTDP_PG_FUNCTION(optdp_optimal_remap);
-OPTDP_PG_FUNCTION(optdp_optimal_remap_a);
-OPTDP_PG_FUNCTION(optdp_optimal_mechanism);
-OPTDP_PG_FUNCTION(optdp_optimal_mechanism_a);
-OPTDP_PG_FUNCTION(optdp_minimax_remap);
-OPTDP_PG_FUNCTION(optdp_minimax_mechanism);
+
 OPTDP_PG_FUNCTION(optdp_selection_probabilities);
 
 // count_interval(alpha, confidence): a count's (or a level's) noise half-width.
@@ -640,10 +658,17 @@ Datum remap_count(FunctionCallInfo fcinfo, const char* types) {
     const std::int64_t observed = integer(c.arg[0], "observed");
     const std::int64_t n = n_of(c.arg[1], optdp::kMaxMatrixN);
     const double alpha = alpha_of(c.arg[2]);
-    const std::string_view loss_text = text_of(c.arg[3], "loss", kLossDomain);
+    const Arg& l = c.arg[3];
     const Arg& p = c.arg[4];
     std::string key = std::to_string(n) + '\x1f' + std::to_string(std::bit_cast<std::uint64_t>(alpha)) + '\x1f';
-    key.append(loss_text).append(1, '\x1f');
+    if (l.type == 'M') {
+      const ArrayMatrix m = matrix_of(l, "loss");  // checked in full below when not cached
+      key.append("M" + std::to_string(m.rows) + "x" + std::to_string(m.cols) + ":")
+          .append(reinterpret_cast<const char*>(m.values), m.rows * m.cols * sizeof(double));
+    } else {
+      key.append(1, 't').append(text_of(l, "loss", kLossDomain));
+    }
+    key.append(1, '\x1f');
     if (p.type == 'a') {
       const std::vector<double> prior = list_of(p, "prior");  // checked in full below when not cached
       key.append(1, 'a').append(reinterpret_cast<const char*>(prior.data()), prior.size() * sizeof(double));
@@ -653,7 +678,7 @@ Datum remap_count(FunctionCallInfo fcinfo, const char* types) {
     if (!remap_cache) remap_cache = new RemapCache;
     if (remap_cache->key != key) {
       optdp::GeometricMechanism g(n, alpha);
-      const optdp::Loss loss = optdp::Loss::parse(loss_text, n);
+      const optdp::Loss loss = loss_of(l, n);
       remap_cache->answer = optdp::optimal_remap(g, loss, prior_of(p, n));
       remap_cache->key = std::move(key);
     }
@@ -680,39 +705,18 @@ Datum optimal_loss(FunctionCallInfo fcinfo, const char* types) {
 
 extern "C" {
 
-Datum optdp_remap_count(PG_FUNCTION_ARGS) { return remap_count(fcinfo, "iiftt"); }
-Datum optdp_remap_count_a(PG_FUNCTION_ARGS) { return remap_count(fcinfo, "iifta"); }
-Datum optdp_optimal_loss(PG_FUNCTION_ARGS) { return optimal_loss(fcinfo, "iftt"); }
-Datum optdp_optimal_loss_a(PG_FUNCTION_ARGS) { return optimal_loss(fcinfo, "ifta"); }
-
-// minimax_loss(n, alpha, loss, lo, hi): the minimax user's optimal worst-case loss.
-Datum optdp_minimax_loss(PG_FUNCTION_ARGS) {
-  double v = 0;
-  scalar(fcinfo, "minimax_loss", "iftii", [&](const Call& c) { v = minimax(c).value; });
-  PG_RETURN_FLOAT8(v);
-}
-
 // dp_derivable(matrix, alpha): whether the mechanism is G(n, alpha) followed by
 // some post-processing. matrix: a two-dimensional float8[] (rows x columns).
 Datum optdp_dp_derivable(PG_FUNCTION_ARGS) {
   bool yes = false;
-  scalar(fcinfo, "dp_derivable", "af", [&](const Call& c) {
-    const Arg& a = c.arg[0];
-    if (a.null) bad("matrix", "a two-dimensional array of numbers", "NULL");
-    if (a.ndim != 2 && a.count > 0)
-      throw std::invalid_argument("matrix must be a two-dimensional array of numbers, but has " +
-                                  std::to_string(a.ndim) + (a.ndim == 1 ? " dimension" : " dimensions"));
-    if (a.first_null >= 0)
-      throw std::invalid_argument("matrix must be an array of numbers, but element " + std::to_string(a.first_null + 1) +
-                                  " is NULL");
-    const std::int64_t rows = a.count ? a.dims[0] : 0, cols = a.count ? a.dims[1] : 0;
-    if (rows > optdp::kMaxDerivableN + 1 || cols > optdp::kMaxDerivableN + 1)
-      throw std::invalid_argument("matrix must have at most " + std::to_string(optdp::kMaxDerivableN + 1) +
-                                  " rows and columns, but is " + std::to_string(rows) + "x" + std::to_string(cols));
-    optdp::Matrix m(static_cast<std::size_t>(rows), std::vector<double>(static_cast<std::size_t>(cols)));
-    for (std::int64_t i = 0; i < rows; ++i)
-      for (std::int64_t j = 0; j < cols; ++j)
-        m[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)] = a.values[i * cols + j];
+  scalar(fcinfo, "dp_derivable", "Mf", [&](const Call& c) {
+    const ArrayMatrix a = matrix_of(c.arg[0], "matrix");
+    const std::size_t max = optdp::kMaxDerivableN + 1;
+    if (a.rows > max || a.cols > max)
+      throw std::invalid_argument("matrix must have at most " + std::to_string(max) + " rows and columns, but is " +
+                                  std::to_string(a.rows) + "x" + std::to_string(a.cols));
+    optdp::Matrix m(a.rows);
+    for (std::size_t i = 0; i < a.rows; ++i) m[i].assign(a.row(i).begin(), a.row(i).end());
     yes = optdp::derivable(m, alpha_of(c.arg[1]));
   });
   PG_RETURN_BOOL(yes);
@@ -725,20 +729,41 @@ Datum optdp_derivation_matrix(PG_FUNCTION_ARGS) {
   return srf(fcinfo, "derivation_matrix", "iff", open_derivation_matrix);
 }
 Datum optdp_staircase_pmf(PG_FUNCTION_ARGS) { return srf(fcinfo, "staircase_pmf", "fiiit", open_staircase_pmf); }
-Datum optdp_optimal_remap(PG_FUNCTION_ARGS) { return srf(fcinfo, "optimal_remap", "iftt", open_optimal_remap); }
-Datum optdp_optimal_remap_a(PG_FUNCTION_ARGS) { return srf(fcinfo, "optimal_remap", "ifta", open_optimal_remap); }
-Datum optdp_optimal_mechanism(PG_FUNCTION_ARGS) {
-  return srf(fcinfo, "optimal_mechanism", "ifttt", open_optimal_mechanism);
-}
-Datum optdp_optimal_mechanism_a(PG_FUNCTION_ARGS) {
-  return srf(fcinfo, "optimal_mechanism", "iftat", open_optimal_mechanism);
-}
-Datum optdp_minimax_remap(PG_FUNCTION_ARGS) { return srf(fcinfo, "minimax_remap", "iftii", open_minimax_remap); }
-Datum optdp_minimax_mechanism(PG_FUNCTION_ARGS) {
-  return srf(fcinfo, "minimax_mechanism", "iftii", open_minimax_mechanism);
-}
 Datum optdp_selection_probabilities(PG_FUNCTION_ARGS) {
   return srf(fcinfo, "selection_probabilities", "afft", open_selection_probabilities);
 }
+
+// The functions with a loss and a prior: one entry point per overload, the
+// loss text (t) or a two-dimensional float8[] (M), the prior text (t) or a
+// float8[] (a).
+#define OPTDP_LOSS_PRIOR(suffix, loss, prior)                                                              \
+  OPTDP_PG_FUNCTION(optdp_remap_count_##suffix) { return remap_count(fcinfo, "iif" loss prior); }         \
+  OPTDP_PG_FUNCTION(optdp_optimal_loss_##suffix) { return optimal_loss(fcinfo, "if" loss prior); }        \
+  OPTDP_PG_FUNCTION(optdp_optimal_remap_##suffix) {                                                       \
+    return srf(fcinfo, "optimal_remap", "if" loss prior, open_optimal_remap);                             \
+  }                                                                                                        \
+  OPTDP_PG_FUNCTION(optdp_optimal_mechanism_##suffix) {                                                   \
+    return srf(fcinfo, "optimal_mechanism", "if" loss prior "t", open_optimal_mechanism);                 \
+  }
+OPTDP_LOSS_PRIOR(tt, "t", "t")
+OPTDP_LOSS_PRIOR(ta, "t", "a")
+OPTDP_LOSS_PRIOR(Mt, "M", "t")
+OPTDP_LOSS_PRIOR(Ma, "M", "a")
+
+// minimax_remap, minimax_mechanism and minimax_loss (n, alpha, loss, lo, hi).
+#define OPTDP_MINIMAX(suffix, loss)                                                                          \
+  OPTDP_PG_FUNCTION(optdp_minimax_remap_##suffix) {                                                         \
+    return srf(fcinfo, "minimax_remap", "if" loss "ii", open_minimax_remap);                                \
+  }                                                                                                          \
+  OPTDP_PG_FUNCTION(optdp_minimax_mechanism_##suffix) {                                                     \
+    return srf(fcinfo, "minimax_mechanism", "if" loss "ii", open_minimax_mechanism);                        \
+  }                                                                                                          \
+  OPTDP_PG_FUNCTION(optdp_minimax_loss_##suffix) {                                                          \
+    double v = 0;                                                                                            \
+    scalar(fcinfo, "minimax_loss", "if" loss "ii", [&](const Call& c) { v = minimax(c).value; });           \
+    PG_RETURN_FLOAT8(v);                                                                                     \
+  }
+OPTDP_MINIMAX(t, "t")
+OPTDP_MINIMAX(M, "M")
 
 }  // extern "C"

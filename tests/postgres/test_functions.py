@@ -33,7 +33,8 @@ SERVER = None
 LITE = None
 
 # The PostgreSQL signature of each function by arity: f float8, i int8, t text,
-# P prior (text, or float8[] in another overload), a float8[], M a
+# P prior (text, or float8[] in another overload), L loss (text, or a
+# two-dimensional float8[] in another overload), a float8[], M a
 # two-dimensional float8[].
 SIGNATURES = {
     ("count_interval", 2): "ff", ("count_interval_alpha", 2): "if",
@@ -41,11 +42,11 @@ SIGNATURES = {
     ("sum_interval_eps", 5): "tffff", ("sum_interval_eps", 6): "tfffft",
     ("quantile_rank_error", 4): "ffff", ("staircase_gamma", 2): "ft", ("noise_cost", 4): "tfft",
     ("dp_sum_grid", 3): "fff", ("dp_rho", 2): "ff", ("dp_alpha", 1): "f", ("dp_epsilon", 1): "f",
-    ("remap_count", 5): "iiftP", ("optimal_loss", 4): "iftP", ("minimax_loss", 5): "iftii", ("dp_derivable", 2): "Mf",
+    ("remap_count", 5): "iifLP", ("optimal_loss", 4): "ifLP", ("minimax_loss", 5): "ifLii", ("dp_derivable", 2): "Mf",
     ("geometric_matrix", 2): "if", ("derivation_matrix", 3): "iff",
     ("staircase_pmf", 4): "fiii", ("staircase_pmf", 5): "fiiit",
-    ("optimal_remap", 4): "iftP", ("optimal_mechanism", 4): "iftP", ("optimal_mechanism", 5): "iftPt",
-    ("minimax_remap", 5): "iftii", ("minimax_mechanism", 5): "iftii",
+    ("optimal_remap", 4): "ifLP", ("optimal_mechanism", 4): "ifLP", ("optimal_mechanism", 5): "ifLPt",
+    ("minimax_remap", 5): "ifLii", ("minimax_mechanism", 5): "ifLii",
     ("selection_probabilities", 2): "af", ("selection_probabilities", 3): "aff", ("selection_probabilities", 4): "afft",
 }
 FUNCTIONS = {name for name, _ in SIGNATURES}
@@ -203,7 +204,7 @@ def translate_arg(expr, ptype):
         return None, "skip", value  # PostgreSQL's text cannot hold a NUL byte
     else:
         lit = "'%s'" % value.replace("'", "''")
-    if ptype in "tP":
+    if ptype in "tPL":
         return lit, "same", value
     if ptype in "aM" and len(value) <= 2000:
         try:
@@ -325,6 +326,20 @@ class SameResults(unittest.TestCase):
          "SELECT optimal_loss(7, 0.5, 'binary', ARRAY[1,0,0,0,0,0,0,1])"),
         ("SELECT remap_count(6, 7, 0.5, 'binary', '[1,0,0,0,0,0,0,1]')",
          "SELECT remap_count(6, 7, 0.5, 'binary', ARRAY[1,0,0,0,0,0,0,1])"),
+        ("SELECT optimal_loss(3, 0.5, '[[0,1,2,3],[1,0,1,2],[2,1,0,1],[3,2,1,0]]', '[1, 2, 2, 1]')",
+         "SELECT optimal_loss(3, 0.5, ARRAY[[0,1,2,3],[1,0,1,2],[2,1,0,1],[3,2,1,0]], ARRAY[1, 2, 2, 1])"),
+        ("SELECT remap_count(2, 3, 0.5, '[[0,1,4,9],[1,0,1,4],[4,1,0,1],[9,4,1,0]]', 'uniform')",
+         "SELECT remap_count(2, 3, 0.5, ARRAY[[0,1,4,9],[1,0,1,4],[4,1,0,1],[9,4,1,0]], 'uniform')"),
+        ("SELECT * FROM optimal_remap(3, 0.4, '[[0,1,1,1],[1,0,1,1],[1,1,0,1],[1,1,1,0]]', '[3, 1, 1, 3]')",
+         "SELECT * FROM optimal_remap(3, 0.4, ARRAY[[0,1,1,1],[1,0,1,1],[1,1,0,1],[1,1,1,0]], ARRAY[3, 1, 1, 3])"),
+        ("SELECT * FROM optimal_mechanism(2, 0.5, '[[0,1,2],[1,0,1],[2,1,0]]', 'uniform', 'lp')",
+         "SELECT * FROM optimal_mechanism(2, 0.5, ARRAY[[0,1,2],[1,0,1],[2,1,0]], 'uniform', 'lp')"),
+        ("SELECT * FROM minimax_remap(2, 0.5, '[[0,1,2],[1,0,1],[2,1,0]]', 0, 2)",
+         "SELECT * FROM minimax_remap(2, 0.5, ARRAY[[0,1,2],[1,0,1],[2,1,0]], 0, 2)"),
+        ("SELECT * FROM minimax_mechanism(2, 0.5, '[[0,1,2],[1,0,1],[2,1,0]]', 1, 2)",
+         "SELECT * FROM minimax_mechanism(2, 0.5, ARRAY[[0,1,2],[1,0,1],[2,1,0]], 1, 2)"),
+        ("SELECT minimax_loss(2, 0.5, '[[0,1,2],[1,0,1],[2,1,0]]', 1, 2)",
+         "SELECT minimax_loss(2, 0.5, ARRAY[[0,1,2],[1,0,1],[2,1,0]], 1, 2)"),
         ("SELECT dp_derivable('[[0.5,0.5],[0.5,0.5]]', 0.5)", "SELECT dp_derivable(ARRAY[[0.5,0.5],[0.5,0.5]], 0.5)"),
         ("SELECT dp_derivable('[[1,0],[0,1]]', 0.5)", "SELECT dp_derivable(ARRAY[[1,0],[0,1]], 0.5)"),
         ("SELECT dp_derivable('[[0.6,0.3,0.1],[0.3,0.4,0.3],[0.1,0.3,0.6]]', 0.5)",
@@ -417,6 +432,16 @@ class Messages(unittest.TestCase):
             ("SELECT dp_derivable(ARRAY[0.5, 0.5], 0.5)",
              "dp_derivable: matrix must be a two-dimensional array of numbers, but has 1 dimension"),
             ("SELECT dp_derivable(ARRAY[[0.5, 0.5]], 0.5)", lite("SELECT dp_derivable(?, ?)", ("[[0.5,0.5]]", 0.5))[1]),
+            ("SELECT optimal_loss(2, 0.5, ARRAY[[0, 1], [1, 0]], 'uniform')",
+             lite("SELECT optimal_loss(?, ?, ?, ?)", (2, 0.5, "[[0,1],[1,0]]", "uniform"))[1]),
+            ("SELECT optimal_loss(1, 0.5, ARRAY[[0, -1], [1, 0]], 'uniform')",
+             lite("SELECT optimal_loss(?, ?, ?, ?)", (1, 0.5, "[[0,-1],[1,0]]", "uniform"))[1]),
+            ("SELECT optimal_loss(2, 0.5, ARRAY[[0, 2, 1], [1, 0, 1], [2, 1, 0]], 'uniform')",
+             lite("SELECT optimal_loss(?, ?, ?, ?)", (2, 0.5, "[[0,2,1],[1,0,1],[2,1,0]]", "uniform"))[1]),
+            ("SELECT minimax_loss(1, 0.5, ARRAY[0, 1], 0, 1)",
+             "minimax_loss: loss must be a two-dimensional array of numbers, but has 1 dimension"),
+            ("SELECT minimax_loss(1, 0.5, ARRAY[[0, NULL], [1, 0]], 0, 1)",
+             "minimax_loss: loss must be an array of numbers, but element 2 is NULL"),
             ("SELECT optimal_loss(3, 0.5, 'absolute', ARRAY[1, 2])",
              lite("SELECT optimal_loss(?, ?, ?, ?)", (3, 0.5, "absolute", "[1, 2]"))[1]),
             ("SELECT optimal_loss(2, 0.5, 'absolute', ARRAY[1, -2, 1])",

@@ -38,17 +38,30 @@ CREATE FUNCTION dp_alpha(eps float8) RETURNS float8
 CREATE FUNCTION dp_epsilon(alpha float8) RETURNS float8
   AS 'MODULE_PATHNAME', 'optdp_dp_epsilon' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
--- ---- optimal post-processing (prior: 'uniform' or a JSON array as text, or a float8[]) ----
+-- ---- optimal post-processing -------------------------------------------------------
+-- loss: text ('absolute', 'squared', 'binary', 'power:P' or a JSON matrix) or a
+-- two-dimensional float8[]; prior: text ('uniform' or a JSON array) or a float8[].
+-- One overload per combination (an untyped literal such as 'uniform' picks text).
 CREATE FUNCTION remap_count(observed int8, n int8, alpha float8, loss text, prior text) RETURNS int8
-  AS 'MODULE_PATHNAME', 'optdp_remap_count' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+  AS 'MODULE_PATHNAME', 'optdp_remap_count_tt' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 CREATE FUNCTION remap_count(observed int8, n int8, alpha float8, loss text, prior float8[]) RETURNS int8
-  AS 'MODULE_PATHNAME', 'optdp_remap_count_a' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+  AS 'MODULE_PATHNAME', 'optdp_remap_count_ta' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION remap_count(observed int8, n int8, alpha float8, loss float8[], prior text) RETURNS int8
+  AS 'MODULE_PATHNAME', 'optdp_remap_count_Mt' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION remap_count(observed int8, n int8, alpha float8, loss float8[], prior float8[]) RETURNS int8
+  AS 'MODULE_PATHNAME', 'optdp_remap_count_Ma' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 CREATE FUNCTION optimal_loss(n int8, alpha float8, loss text, prior text) RETURNS float8
-  AS 'MODULE_PATHNAME', 'optdp_optimal_loss' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+  AS 'MODULE_PATHNAME', 'optdp_optimal_loss_tt' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 CREATE FUNCTION optimal_loss(n int8, alpha float8, loss text, prior float8[]) RETURNS float8
-  AS 'MODULE_PATHNAME', 'optdp_optimal_loss_a' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+  AS 'MODULE_PATHNAME', 'optdp_optimal_loss_ta' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION optimal_loss(n int8, alpha float8, loss float8[], prior text) RETURNS float8
+  AS 'MODULE_PATHNAME', 'optdp_optimal_loss_Mt' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION optimal_loss(n int8, alpha float8, loss float8[], prior float8[]) RETURNS float8
+  AS 'MODULE_PATHNAME', 'optdp_optimal_loss_Ma' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 CREATE FUNCTION minimax_loss(n int8, alpha float8, loss text, lo int8, hi int8) RETURNS float8
-  AS 'MODULE_PATHNAME', 'optdp_minimax_loss' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+  AS 'MODULE_PATHNAME', 'optdp_minimax_loss_t' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION minimax_loss(n int8, alpha float8, loss float8[], lo int8, hi int8) RETURNS float8
+  AS 'MODULE_PATHNAME', 'optdp_minimax_loss_M' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 -- dp_derivable(matrix, alpha): matrix a two-dimensional float8[]; true or false (SQLite: 1 or 0)
 CREATE FUNCTION dp_derivable(matrix float8[], alpha float8) RETURNS boolean
   AS 'MODULE_PATHNAME', 'optdp_dp_derivable' LANGUAGE C IMMUTABLE PARALLEL SAFE;
@@ -68,28 +81,52 @@ CREATE FUNCTION staircase_pmf(eps float8, delta int8, lo int8, hi int8, cost tex
   AS 'MODULE_PATHNAME', 'optdp_staircase_pmf' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 1000;
 CREATE FUNCTION optimal_remap(n int8, alpha float8, loss text, prior text)
   RETURNS TABLE(observed int8, answer int8)
-  AS 'MODULE_PATHNAME', 'optdp_optimal_remap' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 1000;
+  AS 'MODULE_PATHNAME', 'optdp_optimal_remap_tt' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 1000;
 CREATE FUNCTION optimal_remap(n int8, alpha float8, loss text, prior float8[])
   RETURNS TABLE(observed int8, answer int8)
-  AS 'MODULE_PATHNAME', 'optdp_optimal_remap_a' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 1000;
+  AS 'MODULE_PATHNAME', 'optdp_optimal_remap_ta' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 1000;
+CREATE FUNCTION optimal_remap(n int8, alpha float8, loss float8[], prior text)
+  RETURNS TABLE(observed int8, answer int8)
+  AS 'MODULE_PATHNAME', 'optdp_optimal_remap_Mt' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 1000;
+CREATE FUNCTION optimal_remap(n int8, alpha float8, loss float8[], prior float8[])
+  RETURNS TABLE(observed int8, answer int8)
+  AS 'MODULE_PATHNAME', 'optdp_optimal_remap_Ma' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 1000;
 CREATE FUNCTION optimal_mechanism(n int8, alpha float8, loss text, prior text)
   RETURNS TABLE(input int8, output int8, probability float8)
-  AS 'MODULE_PATHNAME', 'optdp_optimal_mechanism' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 1000;
+  AS 'MODULE_PATHNAME', 'optdp_optimal_mechanism_tt' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 1000;
 CREATE FUNCTION optimal_mechanism(n int8, alpha float8, loss text, prior text, method text)
   RETURNS TABLE(input int8, output int8, probability float8)
-  AS 'MODULE_PATHNAME', 'optdp_optimal_mechanism' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 1000;
+  AS 'MODULE_PATHNAME', 'optdp_optimal_mechanism_tt' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 1000;
 CREATE FUNCTION optimal_mechanism(n int8, alpha float8, loss text, prior float8[])
   RETURNS TABLE(input int8, output int8, probability float8)
-  AS 'MODULE_PATHNAME', 'optdp_optimal_mechanism_a' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 1000;
+  AS 'MODULE_PATHNAME', 'optdp_optimal_mechanism_ta' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 1000;
 CREATE FUNCTION optimal_mechanism(n int8, alpha float8, loss text, prior float8[], method text)
   RETURNS TABLE(input int8, output int8, probability float8)
-  AS 'MODULE_PATHNAME', 'optdp_optimal_mechanism_a' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 1000;
+  AS 'MODULE_PATHNAME', 'optdp_optimal_mechanism_ta' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 1000;
+CREATE FUNCTION optimal_mechanism(n int8, alpha float8, loss float8[], prior text)
+  RETURNS TABLE(input int8, output int8, probability float8)
+  AS 'MODULE_PATHNAME', 'optdp_optimal_mechanism_Mt' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 1000;
+CREATE FUNCTION optimal_mechanism(n int8, alpha float8, loss float8[], prior text, method text)
+  RETURNS TABLE(input int8, output int8, probability float8)
+  AS 'MODULE_PATHNAME', 'optdp_optimal_mechanism_Mt' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 1000;
+CREATE FUNCTION optimal_mechanism(n int8, alpha float8, loss float8[], prior float8[])
+  RETURNS TABLE(input int8, output int8, probability float8)
+  AS 'MODULE_PATHNAME', 'optdp_optimal_mechanism_Ma' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 1000;
+CREATE FUNCTION optimal_mechanism(n int8, alpha float8, loss float8[], prior float8[], method text)
+  RETURNS TABLE(input int8, output int8, probability float8)
+  AS 'MODULE_PATHNAME', 'optdp_optimal_mechanism_Ma' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 1000;
 CREATE FUNCTION minimax_remap(n int8, alpha float8, loss text, lo int8, hi int8)
   RETURNS TABLE(observed int8, answer int8, probability float8)
-  AS 'MODULE_PATHNAME', 'optdp_minimax_remap' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 1000;
+  AS 'MODULE_PATHNAME', 'optdp_minimax_remap_t' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 1000;
 CREATE FUNCTION minimax_mechanism(n int8, alpha float8, loss text, lo int8, hi int8)
   RETURNS TABLE(input int8, output int8, probability float8)
-  AS 'MODULE_PATHNAME', 'optdp_minimax_mechanism' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 1000;
+  AS 'MODULE_PATHNAME', 'optdp_minimax_mechanism_t' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 1000;
+CREATE FUNCTION minimax_remap(n int8, alpha float8, loss float8[], lo int8, hi int8)
+  RETURNS TABLE(observed int8, answer int8, probability float8)
+  AS 'MODULE_PATHNAME', 'optdp_minimax_remap_M' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 1000;
+CREATE FUNCTION minimax_mechanism(n int8, alpha float8, loss float8[], lo int8, hi int8)
+  RETURNS TABLE(input int8, output int8, probability float8)
+  AS 'MODULE_PATHNAME', 'optdp_minimax_mechanism_M' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 1000;
 -- scores: a float8[] (SQLite: a JSON array as text); candidates numbered from 0
 CREATE FUNCTION selection_probabilities(scores float8[], eps float8)
   RETURNS TABLE(candidate int8, score float8, probability float8)
