@@ -415,6 +415,20 @@ class Messages(unittest.TestCase):
         self.assertEqual(SERVER.error_of("SELECT * FROM geometric_matrix(2, 1.5)"),
                          "geometric_matrix: alpha must be in (0, 1), but is 1.5")
 
+    def test_parallel_workers_hide_row_values_too(self):
+        SERVER.psql("DROP TABLE IF EXISTS big; CREATE TABLE big AS SELECT g / 1e5::float8 AS x "
+                    "FROM generate_series(1, 100000) g; ANALYZE big;")
+        parallel = ("SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0; "
+                    "SET max_parallel_workers_per_gather = 2; SET force_parallel_mode = on; ")
+        plan = "\n".join(r[0] for r in SERVER.psql(parallel + "EXPLAIN (COSTS OFF) SELECT sum(count_interval(x / 2, "
+                                                         "0.95)) FROM big"))
+        self.assertIn("Partial Aggregate", plan)
+        self.assertEqual(SERVER.psql(parallel + "SELECT sum(count_interval(x / 2, 0.95)) FROM big"),
+                         SERVER.psql("SET max_parallel_workers_per_gather = 0; "
+                                     "SELECT sum(count_interval(x / 2, 0.95)) FROM big"))
+        self.assertEqual(SERVER.error_of(parallel + "SELECT sum(count_interval(x, 0.95)) FROM big"),
+                         "count_interval: alpha must be in (0, 1), but is " + VALUE_NOT_SHOWN)
+
     def test_array_arguments(self):
         cases = [
             ("SELECT * FROM selection_probabilities('{}', 1)",
