@@ -221,19 +221,80 @@ def translate_arg(expr, ptype):
 
 
 CALL_RE = re.compile(r"SELECT (\* FROM )?(\w+)\((.*)\)( LIMIT 3)?;?$")
+HIDDEN_RE = re.compile(r"SELECT \* FROM (\w+) WHERE (.*) LIMIT 3;?$")
+# SQLite's hidden argument columns, in call order: PostgreSQL's argument names.
+ARGUMENT_NAMES = {
+    "geometric_matrix": ["n", "alpha"], "derivation_matrix": ["n", "alpha", "beta"],
+    "staircase_pmf": ["eps", "delta", "lo", "hi", "cost"], "optimal_remap": ["n", "alpha", "loss", "prior"],
+    "optimal_mechanism": ["n", "alpha", "loss", "prior", "method"],
+    "minimax_remap": ["n", "alpha", "loss", "lo", "hi"], "minimax_mechanism": ["n", "alpha", "loss", "lo", "hi"],
+    "selection_probabilities": ["scores", "eps", "sensitivity", "method"],
+}
+
+
+def split_and(s):
+    """The terms of a WHERE clause joined by AND (outside quotes and parentheses)."""
+    terms, depth, cur, i = [], 0, "", 0
+    while i < len(s):
+        if s[i] == "'":
+            j = i + 1
+            while True:
+                j = s.index("'", j)
+                if j + 1 < len(s) and s[j + 1] == "'":
+                    j += 2
+                    continue
+                break
+            cur += s[i:j + 1]
+            i = j + 1
+            continue
+        depth += {"(": 1, ")": -1}.get(s[i], 0)
+        if depth == 0 and s.startswith(" AND ", i):
+            terms.append(cur)
+            cur, i = "", i + 5
+            continue
+        cur += s[i]
+        i += 1
+    return terms + [cur]
+
+
+def hidden_as_call(sql):
+    """SQLite's hidden-column form (FROM f WHERE n = 4 AND alpha = 0.5) as the
+    call with the same arguments in order, or None (a comparison other than =,
+    or arguments that are not the first k of the function's)."""
+    m = HIDDEN_RE.match(sql)
+    if not m or m.group(1) not in ARGUMENT_NAMES:
+        return None
+    given = {}
+    for term in split_and(m.group(2)):
+        t = re.match(r"(\w+) = (.*)$", term.strip())
+        if not t or t.group(1) in given:
+            return None
+        given[t.group(1)] = t.group(2)
+    names = ARGUMENT_NAMES[m.group(1)][:len(given)]
+    if set(names) != set(given):
+        return None
+    return m.group(1), [given[n] for n in names], names
 
 
 def translate_case(case):
     """(kind, PostgreSQL SQL, SQLite values, name of the function, PostgreSQL
     arguments, signature) or (kind, why)."""
-    if case.get("form") != "call":
-        return ("not applicable", "form " + str(case.get("form")))
     if case.get("source") == "sqlite" or case.get("bind") is not None:
         return ("not applicable", "SQLite's own error or bound parameters")
-    m = CALL_RE.match(case["sql"])
-    if not m:
-        return ("not applicable", "not a plain call: " + case["sql"][:80])
-    fn, args = m.group(2), split_args(m.group(3))
+    names = None
+    if case.get("form") == "hidden":
+        # PostgreSQL has no hidden argument columns: the same arguments by name
+        hidden = hidden_as_call(case["sql"])
+        if hidden is None:
+            return ("not applicable", "a hidden-column form without a call's arguments")
+        fn, args, names = hidden
+    elif case.get("form") == "call":
+        m = CALL_RE.match(case["sql"])
+        if not m:
+            return ("not applicable", "not a plain call: " + case["sql"][:80])
+        fn, args = m.group(2), split_args(m.group(3))
+    else:
+        return ("not applicable", "form " + str(case.get("form")))
     sig = SIGNATURES.get((fn, len(args)))
     if sig is None:
         return ("not applicable", "no such arity")
@@ -247,7 +308,8 @@ def translate_case(case):
         values.append(value)
     # A set-returning function in the select list streams its rows (in FROM,
     # PostgreSQL materialises all of them before LIMIT applies).
-    sql = "SELECT %s(%s)%s" % (fn, ", ".join(pg_args), " LIMIT 3" if fn in SRFS else "")
+    named = ["%s => %s" % (n, a) for n, a in zip(names, pg_args)] if names else pg_args
+    sql = "SELECT %s(%s)%s" % (fn, ", ".join(named), " LIMIT 3" if fn in SRFS else "")
     kind = "type" if "type" in kinds else ("array" if "array" in kinds else "same")
     return (kind, sql, values, fn, pg_args, sig)
 
