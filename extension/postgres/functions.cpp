@@ -18,13 +18,14 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/accounting.hpp"
 #include "core/format.hpp"
-#include "core/gaussian.hpp"
 #include "core/helpers.hpp"
 #include "core/intervals.hpp"
 #include "core/loss.hpp"
@@ -35,7 +36,6 @@
 #include "core/remap.hpp"
 #include "core/selection.hpp"
 #include "core/staircase.hpp"
-#include "core/accounting.hpp"
 
 extern "C" {
 #include "postgres.h"
@@ -43,8 +43,6 @@ extern "C" {
 #include "funcapi.h"
 #include "catalog/pg_type.h"
 #include "utils/array.h"
-#include "utils/builtins.h"
-#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 }
 
