@@ -8,11 +8,14 @@ Usage: test_functions.py <build>/postgres <build>/optdp.so <build>/catalogue/cat
     module with build/optdp.so loaded): the same rows, the same doubles.
   * The bad-input catalogue (sql/catalogue.py, generated into
     <build>/catalogue/) run on PostgreSQL for every case of a function it
-    has, as a call (SQLite's hidden-column form has no counterpart). Each
-    argument is given to PostgreSQL as the value SQLite evaluates it to. A
-    case is compared exactly when PostgreSQL's types take every argument as
-    it is; otherwise it is a documented type difference (docs/scale.md):
-    PostgreSQL's own error, or (a quoted number for a float8) a value.
+    has, as a call (SQLite's hidden-column form as the call with the same
+    arguments by name). Each argument is given to PostgreSQL as the value
+    SQLite evaluates it to. A case is compared exactly when PostgreSQL's
+    types take every argument as it is; otherwise it is a documented type
+    difference (docs/scale.md): PostgreSQL's own error, or (a quoted number
+    for a float8) what SQLite gives for the value PostgreSQL made of it.
+    Set-returning functions run in the select list, where their rows are
+    streamed and LIMIT stops them early.
   * The messages: a scalar quotes values only when every argument is a
     constant or a query parameter; otherwise hide_values() (as in SQLite).
   * The examples of sql/reference.md that use only the functions PostgreSQL has.
