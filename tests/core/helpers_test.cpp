@@ -92,7 +92,10 @@ TEST(Helpers, LossOfRowsIsTheJsonMatrix) {
       {"[[0,1,2],[-1,0,1],[2,1,0]]", {{0, 1, 2}, {-1, 0, 1}, {2, 1, 0}}},
       {"[[0,2,1],[1,0,1],[2,1,0]]", {{0, 2, 1}, {1, 0, 1}, {2, 1, 0}}},
   };
-  for (const auto& [json, numbers] : bad) {
+  for (const auto& item : bad) {
+    // named copies: clang 14 cannot capture structured bindings in a lambda
+    const std::string& json = item.first;
+    const auto& numbers = item.second;
     const std::string want = message_of([&] { Loss::parse(json, 2); });
     EXPECT_NE(want, "(no std::invalid_argument)") << json;
     EXPECT_EQ(message_of([&] { Loss::of_rows(2, numbers.size(), rows(numbers)); }), want) << json;
@@ -101,8 +104,10 @@ TEST(Helpers, LossOfRowsIsTheJsonMatrix) {
 
 TEST(Helpers, PriorOfValuesIsTheJsonArray) {
   EXPECT_EQ(prior_of_values({1, 2, 1}, 2), parse_prior("[1, 2, 1]", 2));
-  for (const auto& [json, numbers] : std::vector<std::pair<std::string, std::vector<double>>>{
+  for (const auto& item : std::vector<std::pair<std::string, std::vector<double>>>{
            {"[1, 1]", {1, 1}}, {"[1, -1, 1]", {1, -1, 1}}, {"[0, 0, 0]", {0, 0, 0}}}) {
+    const std::string& json = item.first;
+    const auto& numbers = item.second;
     const std::string want = message_of([&] { parse_prior(json, 2); });
     EXPECT_NE(want, "(no std::invalid_argument)") << json;
     EXPECT_EQ(message_of([&] { prior_of_values(numbers, 2); }), want) << json;
