@@ -49,6 +49,7 @@ extern "C" {
 #include "nodes/plannodes.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/tlist.h"
+#include "parser/parse_coerce.h"
 #include "parser/parsetree.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
@@ -246,11 +247,15 @@ bool guard_walker(Node* node, void* context) {
       break;
     }
     case T_CoerceViaIO: {
-      // A cast through text runs the target type's input function, which
-      // raises on malformed input: name it.
-      Oid in, ioparam;
-      getTypeInputInfo(reinterpret_cast<CoerceViaIO*>(node)->resulttype, &in, &ioparam);
-      refuse_function(g, in);
+      // A cast through text runs the source type's output function and the
+      // target type's input function, which raises on malformed input: name
+      // the input function, or the output function for a cast to text.
+      auto* c = reinterpret_cast<CoerceViaIO*>(node);
+      Oid in, ioparam, out;
+      bool varlena;
+      getTypeInputInfo(c->resulttype, &in, &ioparam);
+      getTypeOutputInfo(exprType(reinterpret_cast<Node*>(c->arg)), &out, &varlena);
+      refuse_function(g, TypeCategory(c->resulttype) == TYPCATEGORY_STRING ? out : in);
       return true;
     }
     case T_CoerceToDomain:

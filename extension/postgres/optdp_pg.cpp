@@ -884,12 +884,28 @@ OPTDP_PG_FUNCTION(optdp_total_delta_units);
 Datum optdp_total_delta_units(PG_FUNCTION_ARGS) {
   const double total = PG_GETARG_FLOAT8(0);
   Failure f;
-  char text[64] = "";
+  char digits[64] = "";
   run_cpp(f, "dp_ledger_attach", [&] {
-    snprintf(text, sizeof text, "%s", optdp::delta_units_text(optdp::delta_total_units(total)).c_str());
+    snprintf(digits, sizeof digits, "%s", optdp::delta_units_text(optdp::delta_total_units(total)).c_str());
   });
   raise(f);
-  PG_RETURN_TEXT_P(cstring_to_text(text));
+  PG_RETURN_TEXT_P(cstring_to_text(digits));
+}
+
+OPTDP_PG_FUNCTION(optdp_units_to_delta);
+// optdp_units_to_delta(units): a count of delta units (numeric) as the
+// nearest double, for the dp_ledger_budget view (core/budget.hpp).
+Datum optdp_units_to_delta(PG_FUNCTION_ARGS) {
+  const char* digits = text_to_cstring(PG_GETARG_TEXT_PP(0));
+  Failure f;
+  double out = 0;
+  run_cpp(f, "dp_ledger_budget", [&] {
+    const auto u = optdp::parse_delta_units(digits);
+    if (!u) throw std::invalid_argument("not a count of delta units");
+    out = optdp::units_to_delta(*u);
+  });
+  raise(f);
+  PG_RETURN_FLOAT8(out);
 }
 
 void _PG_init(void) {

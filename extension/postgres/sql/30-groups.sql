@@ -84,13 +84,18 @@ END $$;
 CREATE OR REPLACE FUNCTION dp_ledger_attach(total_epsilon float8) RETURNS float8
   LANGUAGE sql AS $$ SELECT dp_ledger_attach(total_epsilon, 0::float8) $$;
 
+CREATE FUNCTION optdp_units_to_delta(text) RETURNS float8
+  AS 'MODULE_PATHNAME', 'optdp_units_to_delta' LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
 CREATE OR REPLACE VIEW dp_ledger_entries AS
   SELECT id, time, function, epsilon, delta, sql, pid, released_keys, rho FROM optdp_charges;
 CREATE OR REPLACE VIEW dp_ledger_budget AS
   SELECT total_epsilon, spent_units / 1e12::float8 AS spent_epsilon,
          (total_units - spent_units) / 1e12::float8 AS remaining_epsilon,
-         total_delta, (spent_delta_units / 2::numeric ^ 120)::float8 AS spent_delta,
-         ((total_delta_units - spent_delta_units) / 2::numeric ^ 120)::float8 AS remaining_delta
+         total_delta, optdp_units_to_delta(spent_delta_units::text) AS spent_delta,
+         CASE WHEN spent_delta_units <= total_delta_units
+              THEN optdp_units_to_delta((total_delta_units - spent_delta_units)::text)
+              ELSE -optdp_units_to_delta((spent_delta_units - total_delta_units)::text) END AS remaining_delta
   FROM optdp_budget;
 
 -- private_groups(rows_query, epsilon [, options [, keys_query]]): a grouped
@@ -105,5 +110,6 @@ CREATE FUNCTION private_groups(rows_query text, epsilon float8, options text DEF
 REVOKE ALL ON optdp_budget, optdp_charges FROM PUBLIC;
 REVOKE ALL ON dp_ledger_entries, dp_ledger_budget FROM PUBLIC;
 REVOKE ALL ON FUNCTION optdp_total_delta_units(float8) FROM PUBLIC;
+REVOKE ALL ON FUNCTION optdp_units_to_delta(text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION optdp_ledger_charge(text, bigint, float8, text, int, bool, float8, numeric, float8) FROM PUBLIC;
 REVOKE ALL ON FUNCTION dp_ledger_attach(float8, float8) FROM PUBLIC;
