@@ -298,6 +298,10 @@ std::int64_t charge_release(const char* function, double epsilon, double delta, 
                                  " spent, and this release costs " + optdp::format_double(epsilon));
       const auto td = optdp::parse_delta_units(total_delta), sd = optdp::parse_delta_units(spent_delta);
       if (!td || !sd) throw std::runtime_error("the ledger's delta units cannot be read");
+      if (*td == 0 && rho > 0)
+        throw std::runtime_error("privacy budget exhausted: this ledger has no delta budget (give one as "
+                                 "dp_ledger_attach(total_epsilon, total_delta)), and a Gaussian release needs one "
+                                 "(this one costs rho " + optdp::format_double(rho) + ")");
       if (*td == 0)
         throw std::runtime_error("privacy budget exhausted: this ledger has no delta budget (give one as "
                                  "dp_ledger_attach(total_epsilon, total_delta)), and this release costs delta " +

@@ -416,6 +416,10 @@ class Ledger(unittest.TestCase):
         self.assertEqual(error_of("SELECT * FROM %s" % call(ROWS, 1.0, "delta=1e-6")),
                          "private_groups: privacy budget exhausted: this ledger has no delta budget (give one as "
                          "dp_ledger_attach(total_epsilon, total_delta)), and this release costs delta 1e-06")
+        msg = error_of("SELECT * FROM %s" % call(ROWS, 1.0, "noise=gaussian, delta=1e-6", "SELECT k FROM pub"))
+        self.assertTrue(msg.startswith("private_groups: privacy budget exhausted: this ledger has no delta budget (give "
+                                       "one as dp_ledger_attach(total_epsilon, total_delta)), and a Gaussian release "
+                                       "needs one (this one costs rho "), msg)
         self.assertEqual(entries(), 0)
         psql("SELECT * FROM %s" % call(ROWS, 1.0, None, "SELECT k FROM pub"))
         self.assertEqual(entries(), 1)
