@@ -40,6 +40,7 @@ extern "C" {
 #include "funcapi.h"
 #include "access/transam.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -170,6 +171,38 @@ void check_sort_collations(Guard* g, List* clauses, List* tlist) {
   }
 }
 
+// A call of an immutable built-in function (or operator) that returns one value, on
+// constants only: the planner folds it to a constant (eval_const_expressions)
+// when the cursor is opened, before the charge and before any row, so
+// whether it fails depends on the query alone (`v > 0.5` casts the numeric
+// 0.5 to double precision this way).
+bool constant_call(Node* node) {
+  if (node == nullptr) return false;
+  if (IsA(node, Const)) return true;
+  if (IsA(node, RelabelType)) return constant_call(reinterpret_cast<Node*>(reinterpret_cast<RelabelType*>(node)->arg));
+  Oid f;
+  List* args;
+  if (IsA(node, FuncExpr)) {
+    f = reinterpret_cast<FuncExpr*>(node)->funcid;
+    args = reinterpret_cast<FuncExpr*>(node)->args;
+    if (reinterpret_cast<FuncExpr*>(node)->funcretset) return false;
+  } else if (IsA(node, OpExpr)) {
+    f = get_opcode(reinterpret_cast<OpExpr*>(node)->opno);
+    args = reinterpret_cast<OpExpr*>(node)->args;
+    if (reinterpret_cast<OpExpr*>(node)->opretset) return false;
+  } else {
+    return false;
+  }
+  // Built-in functions only: an extension's or a user's function can be
+  // declared immutable and still read tables (and optdp's own are refused).
+  if (!OidIsValid(f) || f >= FirstGenbkiObjectId || func_volatile(f) != PROVOLATILE_IMMUTABLE || get_func_retset(f))
+    return false;
+  ListCell* lc;
+  foreach (lc, args)
+    if (!constant_call(static_cast<Node*>(lfirst(lc)))) return false;
+  return true;
+}
+
 // PostgreSQL 15's walkers take bool (*)() (through void (*)(void), which
 // -Wcast-function-type accepts).
 using Walker = bool (*)();
@@ -236,6 +269,7 @@ bool guard_walker(Node* node, void* context) {
       }
     }
     case T_SortGroupClause: check_sortgroup(g, reinterpret_cast<SortGroupClause*>(node)); return g->found;
+    case T_WindowClause: return false;  // checked with its query (above)
     case T_SubLink: {
       const SubLinkType t = reinterpret_cast<SubLink*>(node)->subLinkType;
       if (t != EXISTS_SUBLINK && t != ANY_SUBLINK && t != ALL_SUBLINK) {
@@ -306,6 +340,7 @@ bool guard_walker(Node* node, void* context) {
                 "value: docs/boundary.md)", static_cast<int>(nodeTag(node)));
       return true;
   }
+  if (constant_call(node)) return false;
   if (check_functions_in_node(node, not_allowed, context)) {
     refuse_function(g, g->bad_function);
     return true;
@@ -444,6 +479,29 @@ SPIPlanPtr guarded_prepare(const char* text, const char* what) {
   return plan;
 }
 
+// Opens a read-only cursor on plan: plans the query and starts its executor
+// without reading a row. A failure here (a constant call that fails when it
+// is folded) depends on the query alone; it is reported like a preparation's.
+Portal open_cursor(SPIPlanPtr plan, const char* what) {
+  const MemoryContext cxt = CurrentMemoryContext;
+  Portal portal = nullptr;
+  char why[1024] = "";
+  PG_TRY();
+  {
+    portal = SPI_cursor_open(nullptr, plan, nullptr, nullptr, true);
+  }
+  PG_CATCH();
+  {
+    MemoryContextSwitchTo(cxt);
+    ErrorData* e = CopyErrorData();
+    FlushErrorState();
+    snprintf(why, sizeof why, "%s", e->message ? e->message : "unknown error");
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s: %s does not prepare: %s", kName, what, why)));
+  }
+  PG_END_TRY();
+  return portal;
+}
+
 const Query* query_of(SPIPlanPtr plan) {
   auto* src = static_cast<CachedPlanSource*>(linitial(SPI_plan_get_plan_sources(plan)));
   return static_cast<const Query*>(linitial(src->query_list));
@@ -578,8 +636,7 @@ constexpr const char* kReadFailed =
 constexpr int kBatch = 1000;
 
 // Reads the public keys into run (PostgreSQL side; raises on a read error).
-void read_keys(GroupsRun* run, SPIPlanPtr plan, Oid type, MemoryContext rowcxt, Failure& f) {
-  Portal portal = SPI_cursor_open(nullptr, plan, nullptr, nullptr, true);
+void read_keys(GroupsRun* run, Portal portal, Oid type, MemoryContext rowcxt, Failure& f) {
   Oid out;
   bool varlena;
   getTypeOutputInfo(type, &out, &varlena);
@@ -607,9 +664,8 @@ void read_keys(GroupsRun* run, SPIPlanPtr plan, Oid type, MemoryContext rowcxt, 
   SPI_cursor_close(portal);
 }
 
-void read_rows(GroupsRun* run, SPIPlanPtr plan, const Oid* types, bool has_value, bool private_keys,
+void read_rows(GroupsRun* run, Portal portal, const Oid* types, bool has_value, bool private_keys,
                MemoryContext rowcxt, Failure& f) {
-  Portal portal = SPI_cursor_open(nullptr, plan, nullptr, nullptr, true);
   Oid out;
   bool varlena;
   getTypeOutputInfo(types[1], &out, &varlena);
@@ -749,6 +805,11 @@ Datum optdp_private_groups(PG_FUNCTION_ARGS) {
                              format_type_be(key_type_oid))));
   }
 
+  // Plan both queries (constant calls are folded here, and fail here if they
+  // fail) and start their executors, reading no row yet.
+  Portal keys_portal = private_keys ? nullptr : open_cursor(keys, "keys_query");
+  Portal rows_portal = open_cursor(rows, "rows_query");
+
   // The charge, before the first row. noise=gaussian: charged as the
   // (epsilon, delta) it guarantees, its rho recorded beside them.
   const std::int64_t entry =
@@ -758,8 +819,8 @@ Datum optdp_private_groups(PG_FUNCTION_ARGS) {
   MemoryContext rowcxt = AllocSetContextCreate(CurrentMemoryContext, "private_groups rows", ALLOCSET_DEFAULT_SIZES);
   PG_TRY();
   {
-    if (!private_keys) read_keys(run, keys, key_type_oid, rowcxt, f);
-    if (!f.failed) read_rows(run, rows, types, has_value, private_keys, rowcxt, f);
+    if (!private_keys) read_keys(run, keys_portal, key_type_oid, rowcxt, f);
+    if (!f.failed) read_rows(run, rows_portal, types, has_value, private_keys, rowcxt, f);
     if (!f.failed) run_cpp(f, kName, [&] { run->release(); });
   }
   PG_CATCH();

@@ -151,6 +151,18 @@ class Exact(unittest.TestCase):
         finally:
             psql("DROP TABLE big")
 
+    def test_allowed_expressions(self):
+        # comparisons, IN, EXISTS, CASE, COALESCE, widening casts, count/min/max, row_number: accepted
+        rows = ("SELECT u, k FROM (SELECT u, k, row_number() OVER (PARTITION BY u ORDER BY k) AS n FROM r "
+                "WHERE k IN (0, 1, 2) AND EXISTS (SELECT 1 FROM pub WHERE pub.k >= 0) "
+                "AND CASE WHEN v > 0.5 THEN true ELSE coalesce(v, 0) = 0 END AND k::int8 < 10) s "
+                "WHERE n <= 6 ORDER BY 1")
+        self.assertEqual(self.groups(rows, "max_groups=6", "SELECT k FROM pub"),
+                         [["0", "6", "", ""], ["1", "5", "", ""], ["9", "0", "", ""]])
+        rows = "SELECT u, max(k) FROM r GROUP BY u HAVING count(*) > 1 ORDER BY 1"
+        self.assertEqual(self.groups(rows, None, "SELECT k FROM pub"), [["0", "0", "", ""], ["1", "1", "", ""],
+                                                                          ["9", "0", "", ""]])
+
     def test_empty_input_releases_every_public_key(self):
         got = self.groups("SELECT u, k FROM r WHERE u < 0 ORDER BY 1", None, "SELECT k FROM pub")
         self.assertEqual(got, [["0", "0", "", ""], ["1", "0", "", ""], ["9", "0", "", ""]])
@@ -299,7 +311,12 @@ class Boundary(unittest.TestCase):
             ("WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n FROM c) SELECT u, k FROM r ORDER BY 1",
              "rows_query must not use a recursive CTE (its time and memory could depend on the rows)", None),
             ("SELECT u, k::int2 FROM r ORDER BY 1", "rows_query must not call int2()" + ALLOW, None),
+            # a built-in call on constants is folded when the query is planned, before the charge and any row
+            ("SELECT u, k FROM r WHERE k > 1 / 0 ORDER BY 1", "rows_query does not prepare: division by zero", None),
+            # an immutable user function may read tables: not folded, refused
+            ("SELECT u, k FROM r WHERE k < lying() ORDER BY 1", "rows_query must not call lying()" + ALLOW, None),
         ]
+        psql("CREATE OR REPLACE FUNCTION lying() RETURNS int IMMUTABLE LANGUAGE sql AS 'SELECT 1 / count(*)::int FROM r0 WHERE v = 0'")
         for rows, message, options in cases:
             with self.subTest(rows=rows):
                 self.refused(rows, message, options=options)
