@@ -195,7 +195,9 @@ bool constant_call(Node* node) {
   }
   // Built-in functions only: an extension's or a user's function can be
   // declared immutable and still read tables (and optdp's own are refused).
-  if (!OidIsValid(f) || f >= FirstGenbkiObjectId || func_volatile(f) != PROVOLATILE_IMMUTABLE || get_func_retset(f))
+  // (The planner does not fold a function that returns a set or a record.)
+  if (!OidIsValid(f) || f >= FirstGenbkiObjectId || func_volatile(f) != PROVOLATILE_IMMUTABLE || get_func_retset(f) ||
+      get_func_rettype(f) == RECORDOID)
     return false;
   ListCell* lc;
   foreach (lc, args)
