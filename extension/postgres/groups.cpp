@@ -272,6 +272,14 @@ bool guard_walker(Node* node, void* context) {
     }
     case T_SortGroupClause: check_sortgroup(g, reinterpret_cast<SortGroupClause*>(node)); return g->found;
     case T_WindowClause: return false;  // checked with its query (above)
+    case T_SetOperationStmt: {
+      // UNION, INTERSECT, EXCEPT: their equality and sort operators, then both sides.
+      ListCell* lc;
+      foreach (lc, reinterpret_cast<SetOperationStmt*>(node)->groupClauses)
+        check_sortgroup(g, static_cast<SortGroupClause*>(lfirst(lc)));
+      if (g->found) return true;
+      break;
+    }
     case T_SubLink: {
       const SubLinkType t = reinterpret_cast<SubLink*>(node)->subLinkType;
       if (t != EXISTS_SUBLINK && t != ANY_SUBLINK && t != ALL_SUBLINK) {
@@ -326,6 +334,7 @@ bool guard_walker(Node* node, void* context) {
     case T_CaseWhen:
     case T_CaseTestExpr:
     case T_CoalesceExpr:
+    case T_CollateExpr:
     case T_ArrayExpr:
     case T_NullTest:
     case T_BooleanTest:

@@ -73,7 +73,8 @@ def setUpModule():
     psql("CREATE EXTENSION optdp; "
          "CREATE TABLE r(u int, k int, v float8); "
          "INSERT INTO r SELECT u, k, k FROM generate_series(1, 6) u, generate_series(0, 5) k WHERE k < u; "
-         "CREATE TABLE pub(k int); INSERT INTO pub VALUES (0), (1), (9);")
+         "CREATE TABLE pub(k int); INSERT INTO pub VALUES (0), (1), (9); "
+         "CREATE TABLE words(s text); INSERT INTO words VALUES ('a'), ('b');")
 
 
 def tearDownModule():
@@ -157,6 +158,10 @@ class Exact(unittest.TestCase):
                 "WHERE k IN (0, 1, 2) AND EXISTS (SELECT 1 FROM pub WHERE pub.k >= 0) "
                 "AND CASE WHEN v > 0.5 THEN true ELSE coalesce(v, 0) = 0 END AND k::int8 < 10) s "
                 "WHERE n <= 6 ORDER BY 1")
+        self.assertEqual(self.groups(rows, "max_groups=6", "SELECT k FROM pub"),
+                         [["0", "6", "", ""], ["1", "5", "", ""], ["9", "0", "", ""]])
+        rows = ("SELECT u, k FROM r WHERE k < 2 UNION SELECT u, k FROM r WHERE k = 1 OR EXISTS "
+                "(SELECT 1 FROM words w WHERE w.s COLLATE \"C\" > 'zz') ORDER BY 1")
         self.assertEqual(self.groups(rows, "max_groups=6", "SELECT k FROM pub"),
                          [["0", "6", "", ""], ["1", "5", "", ""], ["9", "0", "", ""]])
         rows = "SELECT u, max(k) FROM r GROUP BY u HAVING count(*) > 1 ORDER BY 1"
@@ -313,9 +318,15 @@ class Boundary(unittest.TestCase):
             ("SELECT u, k::int2 FROM r ORDER BY 1", "rows_query must not call int2()" + ALLOW, None),
             # a built-in call on constants is folded when the query is planned, before the charge and any row
             ("SELECT u, k FROM r WHERE k > 1 / 0 ORDER BY 1", "rows_query does not prepare: division by zero", None),
+            # text compared without a known collation fails at the first comparison, that is only with rows
+            ("SELECT u, k FROM r WHERE EXISTS (SELECT 1 FROM words2 WHERE a = b) ORDER BY 1",
+             "rows_query must compare text under a known collation (add COLLATE to the expression)", None),
+            ("SELECT u, k FROM r WHERE EXISTS (SELECT 1 FROM words2 ORDER BY a || b) ORDER BY 1",
+             'rows_query does not prepare: collation mismatch between implicit collations "C" and "POSIX"', None),
             # an immutable user function may read tables: not folded, refused
             ("SELECT u, k FROM r WHERE k < lying() ORDER BY 1", "rows_query must not call lying()" + ALLOW, None),
         ]
+        psql("CREATE TABLE IF NOT EXISTS words2(a text COLLATE \"C\", b text COLLATE \"POSIX\")")
         psql("CREATE OR REPLACE FUNCTION lying() RETURNS int IMMUTABLE LANGUAGE sql AS 'SELECT 1 / count(*)::int FROM r0 WHERE v = 0'")
         for rows, message, options in cases:
             with self.subTest(rows=rows):
