@@ -57,6 +57,8 @@ extern "C" {
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/plancache.h"
+#include "tcop/pquery.h"
+#include "utils/portal.h"
 #include "utils/tuplestore.h"
 }
 
@@ -387,12 +389,48 @@ bool guard_walker(Node* node, void* context) {
                          kName, kName, why)));
 }
 
+// Whether ps is the statement the client sent: a statement of the active
+// portal (a query, EXECUTE, a cursor's FETCH), or the query of the active
+// portal's CREATE TABLE AS or EXPLAIN when that query calls this function in
+// its FROM. A statement that a function, a trigger or a DO block runs is not:
+// that code, which may read any row, decides how often it runs.
+bool sent_by_the_client(const PlannedStmt* ps, Oid fn) {
+  const Portal portal = ActivePortal;
+  if (portal == nullptr) return false;
+  // A procedural language runs its code under an error context (PL/pgSQL's
+  // "PL/pgSQL function ... line n", SQL functions', SPI's): a statement it
+  // runs through a cursor of its own (PL/pgSQL's FOR ... IN SELECT) is that
+  // cursor's portal's, but it is not the client's. The client's statements
+  // run under none.
+  if (error_context_stack != nullptr) return false;
+  ListCell* lc;
+  foreach (lc, portal->stmts)
+    if (lfirst(lc) == ps) return true;
+  if (list_length(portal->stmts) != 1) return false;
+  const auto* top = static_cast<const PlannedStmt*>(linitial(portal->stmts));
+  if (!IsA(top, PlannedStmt) || top->commandType != CMD_UTILITY || top->utilityStmt == nullptr) return false;
+  Node* q = nullptr;
+  if (IsA(top->utilityStmt, CreateTableAsStmt)) q = reinterpret_cast<CreateTableAsStmt*>(top->utilityStmt)->query;
+  else if (IsA(top->utilityStmt, ExplainStmt)) q = reinterpret_cast<ExplainStmt*>(top->utilityStmt)->query;
+  if (q == nullptr || !IsA(q, Query)) return false;
+  foreach (lc, reinterpret_cast<Query*>(q)->rtable) {
+    const auto* rte = static_cast<const RangeTblEntry*>(lfirst(lc));
+    if (rte->rtekind != RTE_FUNCTION || list_length(rte->functions) != 1) continue;
+    const auto* rtf = static_cast<const RangeTblFunction*>(linitial(rte->functions));
+    if (IsA(rtf->funcexpr, FuncExpr) && reinterpret_cast<FuncExpr*>(rtf->funcexpr)->funcid == fn) return true;
+  }
+  return false;
+}
+
 void check_shape(FunctionCallInfo fcinfo) {
   auto* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
   if (rsinfo == nullptr || !IsA(rsinfo, ReturnSetInfo) || rsinfo->econtext == nullptr ||
       rsinfo->econtext->ecxt_estate == nullptr || rsinfo->econtext->ecxt_estate->es_plannedstmt == nullptr)
     refuse_shape("it is called where no plan is known");
   const PlannedStmt* ps = rsinfo->econtext->ecxt_estate->es_plannedstmt;
+  if (!sent_by_the_client(ps, fcinfo->flinfo->fn_oid))
+    refuse_shape("it is run by a function, a trigger or a DO block, whose code decides how often it runs; call it "
+                 "in a statement of its own");
   if (ps->subplans != NIL) refuse_shape("this statement has a subquery or a CTE; filter, join or limit the published "
                                         "rows in a later statement");
   const Plan* p = ps->planTree;

@@ -388,9 +388,26 @@ class Boundary(unittest.TestCase):
             "SELECT * FROM %s g UNION ALL SELECT * FROM %s h" % (c, c),
             "SELECT * FROM pub CROSS JOIN LATERAL private_groups('SELECT u, k FROM r ORDER BY 1', pub.k + 1.0) g",
         ]
+        # run by code that decides how often: a PL/pgSQL or SQL function per row, a DO block, a trigger
+        psql("CREATE OR REPLACE FUNCTION per_row() RETURNS bigint LANGUAGE plpgsql AS $$ BEGIN RETURN (SELECT count(*) "
+             "FROM private_groups('SELECT u, k FROM r ORDER BY 1', 1.0, NULL, 'SELECT 0')); END $$; "
+             "CREATE OR REPLACE FUNCTION per_row_sql() RETURNS bigint LANGUAGE sql AS $$ SELECT count(*) "
+             "FROM private_groups('SELECT u, k FROM r ORDER BY 1', 1.0, NULL, 'SELECT 0') $$; "
+             "CREATE TABLE IF NOT EXISTS trig(x int); "
+             "CREATE OR REPLACE FUNCTION trig_release() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+             "PERFORM * FROM private_groups('SELECT u, k FROM r ORDER BY 1', 1.0, NULL, 'SELECT 0'); RETURN NEW; END $$; "
+             "CREATE OR REPLACE TRIGGER trig_release AFTER INSERT ON trig FOR EACH ROW EXECUTE FUNCTION trig_release()")
+        cases += [
+            "SELECT per_row() FROM pub",
+            "SELECT per_row_sql() FROM pub",
+            "DO $$ BEGIN PERFORM * FROM private_groups('SELECT u, k FROM r ORDER BY 1', 1.0, NULL, 'SELECT 0'); END $$",
+            "DO $$ DECLARE r record; BEGIN FOR i IN 1..3 LOOP FOR r IN SELECT * FROM private_groups('SELECT u, k FROM r "
+            "ORDER BY 1', 1.0, NULL, 'SELECT 0') LOOP END LOOP; END LOOP; END $$",
+            "INSERT INTO trig SELECT k FROM pub",
+        ]
         for sql in cases:
             with self.subTest(sql=sql):
-                self.assertTrue(error_of(sql).startswith(SHAPE), error_of(sql))
+                self.assertTrue((error_of(sql) or "").startswith(SHAPE), error_of(sql))
         self.assertEqual(entries(), 0)
 
     def test_accepted_shapes_charge_once(self):
@@ -398,6 +415,8 @@ class Boundary(unittest.TestCase):
         for sql in ["SELECT * FROM %s" % c, "SELECT key FROM %s g ORDER BY count DESC LIMIT 2" % c,
                     "SELECT count(*) FROM %s" % c, "CREATE TABLE pubd AS SELECT * FROM %s" % c,
                     "INSERT INTO pubd SELECT * FROM %s" % c, "WITH w AS (SELECT 1) SELECT * FROM %s" % c,
+                    "EXPLAIN (ANALYZE, COSTS OFF) SELECT * FROM %s" % c,
+                    "BEGIN; DECLARE cur CURSOR FOR SELECT * FROM %s; FETCH ALL cur; COMMIT" % c,
                     "PREPARE p(float8) AS SELECT * FROM private_groups('SELECT u, k FROM r ORDER BY 1', $1, NULL, "
                     "'SELECT k FROM pub'); EXECUTE p(1.0)"]:
             with self.subTest(sql=sql):
