@@ -682,89 +682,97 @@ constexpr const char* kReadFailed =
   pg_unreachable();
 }
 
-constexpr int kBatch = 1000;
+// Reads a cursor's rows as the executor produces them (a DestReceiver: no
+// copy of a row), into the release's state. PostgreSQL side; C++ work in
+// run_cpp, whose failure is kept in *f and stops the read.
+struct Reader {
+  DestReceiver pub;  // first: the executor calls through it
+  GroupsRun* run;
+  bool keys;  // the public keys (one column), else the rows
+  Oid types[3];
+  Oid out;  // the key's output function
+  bool has_value, private_keys;
+  Failure* f;
+  MemoryContext rowcxt;  // the row's key text; reset every kResetRows rows
+  std::uint64_t n;
+};
 
-// Reads the public keys into run (PostgreSQL side; raises on a read error).
-void read_keys(GroupsRun* run, Portal portal, Oid type, MemoryContext rowcxt, Failure& f) {
-  Oid out;
-  bool varlena;
-  getTypeOutputInfo(type, &out, &varlena);
-  while (true) {
-    SPI_cursor_fetch(portal, true, kBatch);
-    if (SPI_processed == 0) break;
-    const MemoryContext old = MemoryContextSwitchTo(rowcxt);
-    for (uint64 i = 0; i < SPI_processed && !f.failed; ++i) {
-      bool isnull;
-      const Datum d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
-      const char* text = isnull ? "" : OidOutputFunctionCall(out, d);
-      const bool num = !isnull && number_type(type);
-      const double x = num ? number_of(d, type) : 0;
-      run_cpp(f, kName, [&] {
-        std::string id;
-        if (!isnull) id = std::string("\1") + text;
-        run->add_key(KeyId{static_cast<bool>(isnull), num, x, text}, id);
-      });
+constexpr std::uint64_t kResetRows = 1000;
+
+bool read_one(TupleTableSlot* slot, DestReceiver* self) {
+  auto* r = reinterpret_cast<Reader*>(self);
+  if (r->f->failed) return false;
+  const int k = r->keys ? 0 : 1;  // the key's column
+  slot_getsomeattrs(slot, r->keys ? 1 : (r->has_value ? 3 : 2));
+  const Datum* v = slot->tts_values;
+  const bool* null = slot->tts_isnull;
+  std::int64_t unit = 0;
+  double value = 0;
+  if (!r->keys) {
+    if (null[0]) return true;  // a NULL unit: skipped, as a non-INTEGER unit in SQLite
+    unit = r->types[0] == INT2OID ? DatumGetInt16(v[0]) : r->types[0] == INT4OID ? DatumGetInt32(v[0]) : DatumGetInt64(v[0]);
+    if (r->has_value) {
+      if (null[2]) return true;  // as avg() skips NULLs
+      value = number_of(v[2], r->types[2]);
+      if (std::isnan(value)) value = 0;  // never an error on a row's value
+    }
+  }
+  const Oid kt = r->types[k];
+  const bool null_key = null[k];
+  const char* ktext = "";
+  std::size_t len = 0;
+  double number = 0;
+  const bool num_key = number_type(kt);
+  if (!null_key) {
+    const MemoryContext old = MemoryContextSwitchTo(r->rowcxt);
+    if (kt == TEXTOID || kt == VARCHAROID) {
+      text* tx = DatumGetTextPP(v[k]);
+      ktext = VARDATA_ANY(tx);
+      len = VARSIZE_ANY_EXHDR(tx);
+    } else {
+      ktext = OidOutputFunctionCall(r->out, v[k]);
+      len = std::strlen(ktext);
     }
     MemoryContextSwitchTo(old);
-    MemoryContextReset(rowcxt);
-    SPI_freetuptable(SPI_tuptable);
-    if (f.failed) break;
+    if (num_key) number = number_of(v[k], kt);
   }
-  SPI_cursor_close(portal);
+  GroupsRun* run = r->run;
+  const bool has_value = r->has_value, private_keys = r->private_keys, keys = r->keys;
+  run_cpp(*r->f, kName, [&] {
+    const std::string_view t(ktext, len);
+    if (keys) {
+      std::string id;
+      if (!null_key) {
+        id.push_back('\1');
+        id.append(t);
+      }
+      run->add_key(KeyId{null_key, num_key && !null_key, number, std::string(t)}, id);
+    } else {
+      const std::int64_t q = has_value ? run->plan.quantize(value) : 0;
+      run->row(unit, null_key, num_key && !null_key, number, t, q, private_keys);
+    }
+  });
+  if (++r->n % kResetRows == 0) MemoryContextReset(r->rowcxt);
+  return !r->f->failed;
 }
 
-void read_rows(GroupsRun* run, Portal portal, const Oid* types, bool has_value, bool private_keys,
-               MemoryContext rowcxt, Failure& f) {
+void reader_startup(DestReceiver*, int, TupleDesc) {}
+void reader_shutdown(DestReceiver*) {}
+void reader_destroy(DestReceiver*) {}
+
+// Reads every row of portal (opened by open_cursor) and closes it.
+void read_all(Portal portal, Reader& r) {
+  r.pub.receiveSlot = read_one;
+  r.pub.rStartup = reader_startup;
+  r.pub.rShutdown = reader_shutdown;
+  r.pub.rDestroy = reader_destroy;
+  r.pub.mydest = DestNone;
   Oid out;
   bool varlena;
-  getTypeOutputInfo(types[1], &out, &varlena);
-  const bool text_key = types[1] == TEXTOID || types[1] == VARCHAROID;
-  const bool num_key = number_type(types[1]);
-  while (true) {
-    SPI_cursor_fetch(portal, true, kBatch);
-    if (SPI_processed == 0) break;
-    const MemoryContext old = MemoryContextSwitchTo(rowcxt);
-    TupleDesc desc = SPI_tuptable->tupdesc;
-    for (uint64 i = 0; i < SPI_processed && !f.failed; ++i) {
-      HeapTuple t = SPI_tuptable->vals[i];
-      bool isnull;
-      const Datum u = SPI_getbinval(t, desc, 1, &isnull);
-      if (isnull) continue;  // not an integer unit: skipped, as in SQLite
-      const std::int64_t unit = types[0] == INT2OID ? DatumGetInt16(u)
-                                : types[0] == INT4OID ? DatumGetInt32(u) : DatumGetInt64(u);
-      double value = 0;
-      if (has_value) {
-        const Datum v = SPI_getbinval(t, desc, 3, &isnull);
-        if (isnull) continue;  // as avg() skips NULLs
-        value = number_of(v, types[2]);
-        if (std::isnan(value)) value = 0;  // never an error on a row's value
-      }
-      bool null_key;
-      const Datum k = SPI_getbinval(t, desc, 2, &null_key);
-      const char* ktext = "";
-      std::size_t len = 0;
-      double number = 0;
-      if (!null_key) {
-        if (text_key) {
-          text* tx = DatumGetTextPP(k);
-          ktext = VARDATA_ANY(tx);
-          len = VARSIZE_ANY_EXHDR(tx);
-        } else {
-          ktext = OidOutputFunctionCall(out, k);
-          len = std::strlen(ktext);
-        }
-        if (num_key) number = number_of(k, types[1]);
-      }
-      run_cpp(f, kName, [&] {
-        const std::int64_t q = has_value ? run->plan.quantize(value) : 0;
-        run->row(unit, null_key, num_key && !null_key, number, std::string_view(ktext, len), q, private_keys);
-      });
-    }
-    MemoryContextSwitchTo(old);
-    MemoryContextReset(rowcxt);
-    SPI_freetuptable(SPI_tuptable);
-    if (f.failed) break;
-  }
+  getTypeOutputInfo(r.types[r.keys ? 0 : 1], &out, &varlena);
+  r.out = out;
+  PortalRunFetch(portal, FETCH_FORWARD, FETCH_ALL, &r.pub);
+  MemoryContextReset(r.rowcxt);
   SPI_cursor_close(portal);
 }
 
@@ -868,8 +876,26 @@ Datum optdp_private_groups(PG_FUNCTION_ARGS) {
   MemoryContext rowcxt = AllocSetContextCreate(CurrentMemoryContext, "private_groups rows", ALLOCSET_DEFAULT_SIZES);
   PG_TRY();
   {
-    if (!private_keys) read_keys(run, keys_portal, key_type_oid, rowcxt, f);
-    if (!f.failed) read_rows(run, rows_portal, types, has_value, private_keys, rowcxt, f);
+    if (!private_keys) {
+      Reader r{};
+      r.run = run;
+      r.keys = true;
+      r.types[0] = key_type_oid;
+      r.f = &f;
+      r.rowcxt = rowcxt;
+      read_all(keys_portal, r);
+    }
+    if (!f.failed) {
+      Reader r{};
+      r.run = run;
+      r.keys = false;
+      std::copy(std::begin(types), std::end(types), r.types);
+      r.has_value = has_value;
+      r.private_keys = private_keys;
+      r.f = &f;
+      r.rowcxt = rowcxt;
+      read_all(rows_portal, r);
+    }
     if (!f.failed) run_cpp(f, kName, [&] { run->release(); });
   }
   PG_CATCH();
