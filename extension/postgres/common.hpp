@@ -6,12 +6,14 @@
 // outside run_cpp.
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <new>
 #include <string>
 
 #include "core/format.hpp"
+#include "core/rng.hpp"
 
 extern "C" {
 #include "postgres.h"
@@ -55,6 +57,20 @@ inline void raise(const Failure& f) {
   if (f.nomem) ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
   ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s", f.message)));
 }
+
+// The backend's noise generator (dp_seed's, or the OS CSPRNG). C++: call
+// inside run_cpp (it is created on first use).
+optdp::Rng& backend_rng();
+
+// Charges one release to the database's ledger (optdp_pg.cpp, "the ledger"):
+// epsilon and delta by basic composition, rho recorded beside them. Raises
+// an error, and nothing may be released, if the budget does not allow it or
+// the ledger cannot be reached. Returns the entry's id, or -1 when the
+// database has no ledger. PostgreSQL side (may raise).
+std::int64_t charge_release(const char* function, double epsilon, double delta, double rho);
+// Records the number of keys a grouped release published in entry id
+// (charged before the rows were read); nothing for id -1.
+void record_released_keys(const char* function, std::int64_t id, std::int64_t released_keys);
 
 }  // namespace optdp_pg
 

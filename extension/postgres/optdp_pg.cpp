@@ -39,6 +39,7 @@
 #include "core/rng.hpp"
 #include "core/samplers.hpp"
 #include "core/staircase.hpp"
+#include "postgres/common.hpp"
 
 extern "C" {
 #include "postgres.h"
@@ -66,13 +67,9 @@ PG_MODULE_MAGIC;
 PGDLLEXPORT void _PG_init(void);
 }
 
-#include "postgres/common.hpp"
+using namespace optdp_pg;
 
 namespace {
-
-using optdp_pg::Failure;
-using optdp_pg::raise;
-using optdp_pg::run_cpp;
 
 // ---- per-backend noise ---------------------------------------------------------
 
@@ -236,6 +233,111 @@ void charge(const char* function, double epsilon) {
     raise(f);
   }
 }
+
+}  // namespace
+
+namespace optdp_pg {
+
+optdp::Rng& backend_rng() { return backend().rng(); }
+
+// A release with a delta (partition selection) or a rho (Gaussian noise), by
+// optdp_ledger_charge's second form (extension/postgres/sql/30-groups.sql):
+// epsilon and delta are each counted in exact units (delta in 2^-120, as
+// numeric) and must each fit their total (basic composition); a ledger
+// attached without a delta budget refuses any delta > 0.
+std::int64_t charge_release(const char* function, double epsilon, double delta, double rho) {
+  Failure f;
+  std::int64_t units = 0;
+  char delta_units[64] = "0";
+  run_cpp(f, function, [&] {
+    units = optdp::charge_units(epsilon);
+    const std::string d = optdp::delta_units_text(optdp::delta_charge_units(delta));
+    snprintf(delta_units, sizeof delta_units, "%s", d.c_str());
+  });
+  raise(f);
+  char msg[1024];
+  if (!ledger_connect(msg, sizeof msg))
+    ereport(ERROR, (errcode(ERRCODE_CONNECTION_FAILURE), errmsg("%s: %s", function, msg)));
+  char units_s[32], eps_s[64], pid_s[16], delta_s[64], rho_s[64];
+  snprintf(units_s, sizeof units_s, "%lld", static_cast<long long>(units));
+  snprintf(eps_s, sizeof eps_s, "%.17g", epsilon);
+  snprintf(pid_s, sizeof pid_s, "%d", MyProcPid);
+  snprintf(delta_s, sizeof delta_s, "%.17g", delta + 0.0);
+  snprintf(rho_s, sizeof rho_s, "%.17g", rho);
+  const char* params[] = {function, units_s, eps_s, debug_query_string, pid_s, backend_seeded() ? "t" : "f",
+                          delta_s, delta_units, rho_s};
+  PGresult* r = PQexecParams(ledger_conn,
+                             "SELECT status, total_units, spent_units, total_delta_units::text, "
+                             "spent_delta_units::text, id FROM optdp_ledger_charge($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                             9, nullptr, params, nullptr, nullptr, 0);
+  if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
+    snprintf(msg, sizeof msg, "the ledger cannot be charged: %s", PQerrorMessage(ledger_conn));
+    PQclear(r);
+    ereport(ERROR, (errcode(ERRCODE_CONNECTION_FAILURE), errmsg("%s: %s", function, msg)));
+  }
+  // 'n'one (no ledger), 'c'harged, 'r'efused (epsilon), 'd' refused (delta), 's'eeded
+  const char status = PQgetvalue(r, 0, 0)[0];
+  long long total = 0, spent = 0, id = -1;
+  char total_delta[64] = "", spent_delta[64] = "";
+  if (status == 'r' || status == 'd') {
+    total = atoll(PQgetvalue(r, 0, 1));
+    spent = atoll(PQgetvalue(r, 0, 2));
+    snprintf(total_delta, sizeof total_delta, "%s", PQgetvalue(r, 0, 3));
+    snprintf(spent_delta, sizeof spent_delta, "%s", PQgetvalue(r, 0, 4));
+  }
+  if (status == 'c') id = atoll(PQgetvalue(r, 0, 5));
+  PQclear(r);
+  if (status == 's')
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("%s: refused: a privacy ledger is attached, and a known seed makes the noise predictable",
+                           function)));
+  if (status == 'r' || status == 'd') {
+    run_cpp(f, function, [&] {
+      if (status == 'r')
+        throw std::runtime_error("privacy budget exhausted: " + optdp::format_double(optdp::units_to_epsilon(spent)) +
+                                 " of " + optdp::format_double(optdp::units_to_epsilon(total)) +
+                                 " spent, and this release costs " + optdp::format_double(epsilon));
+      const auto td = optdp::parse_delta_units(total_delta), sd = optdp::parse_delta_units(spent_delta);
+      if (!td || !sd) throw std::runtime_error("the ledger's delta units cannot be read");
+      if (*td == 0 && rho > 0)
+        throw std::runtime_error("privacy budget exhausted: this ledger has no delta budget (give one as "
+                                 "dp_ledger_attach(total_epsilon, total_delta)), and a Gaussian release needs one "
+                                 "(this one costs rho " + optdp::format_double(rho) + ")");
+      if (*td == 0)
+        throw std::runtime_error("privacy budget exhausted: this ledger has no delta budget (give one as "
+                                 "dp_ledger_attach(total_epsilon, total_delta)), and this release costs delta " +
+                                 optdp::format_double(delta));
+      throw std::runtime_error("privacy budget exhausted: delta " + optdp::format_double(optdp::units_to_delta(*sd)) +
+                               " of " + optdp::format_double(optdp::units_to_delta(*td)) +
+                               " spent, and this release costs " + optdp::format_double(delta));
+    });
+    raise(f);
+  }
+  return id;
+}
+
+void record_released_keys(const char* function, std::int64_t id, std::int64_t released_keys) {
+  if (id < 0) return;
+  char msg[1024];
+  if (!ledger_connect(msg, sizeof msg))
+    ereport(ERROR, (errcode(ERRCODE_CONNECTION_FAILURE), errmsg("%s: %s", function, msg)));
+  char id_s[32], keys_s[32];
+  snprintf(id_s, sizeof id_s, "%lld", static_cast<long long>(id));
+  snprintf(keys_s, sizeof keys_s, "%lld", static_cast<long long>(released_keys));
+  const char* params[] = {keys_s, id_s};
+  PGresult* r = PQexecParams(ledger_conn, "UPDATE optdp_charges SET released_keys = $1 WHERE id = $2", 2, nullptr,
+                             params, nullptr, nullptr, 0);
+  if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+    snprintf(msg, sizeof msg, "the ledger cannot be written: %s", PQerrorMessage(ledger_conn));
+    PQclear(r);
+    ereport(ERROR, (errcode(ERRCODE_CONNECTION_FAILURE), errmsg("%s: %s", function, msg)));
+  }
+  PQclear(r);
+}
+
+}  // namespace optdp_pg
+
+namespace {
 
 // ---- parameters from the call expression --------------------------------------
 
@@ -774,6 +876,36 @@ Datum optdp_total_units(PG_FUNCTION_ARGS) {
   run_cpp(f, "dp_ledger_attach", [&] { units = optdp::total_units(total); });
   raise(f);
   PG_RETURN_INT64(units);
+}
+
+OPTDP_PG_FUNCTION(optdp_total_delta_units);
+// optdp_total_delta_units(total_delta): the delta budget in exact units of
+// 2^-120 as decimal text (core/budget.hpp); the script casts it to numeric.
+Datum optdp_total_delta_units(PG_FUNCTION_ARGS) {
+  const double total = PG_GETARG_FLOAT8(0);
+  Failure f;
+  char digits[64] = "";
+  run_cpp(f, "dp_ledger_attach", [&] {
+    snprintf(digits, sizeof digits, "%s", optdp::delta_units_text(optdp::delta_total_units(total)).c_str());
+  });
+  raise(f);
+  PG_RETURN_TEXT_P(cstring_to_text(digits));
+}
+
+OPTDP_PG_FUNCTION(optdp_units_to_delta);
+// optdp_units_to_delta(units): a count of delta units (numeric) as the
+// nearest double, for the dp_ledger_budget view (core/budget.hpp).
+Datum optdp_units_to_delta(PG_FUNCTION_ARGS) {
+  const char* digits = text_to_cstring(PG_GETARG_TEXT_PP(0));
+  Failure f;
+  double out = 0;
+  run_cpp(f, "dp_ledger_budget", [&] {
+    const auto u = optdp::parse_delta_units(digits);
+    if (!u) throw std::invalid_argument("not a count of delta units");
+    out = optdp::units_to_delta(*u);
+  });
+  raise(f);
+  PG_RETURN_FLOAT8(out);
 }
 
 void _PG_init(void) {

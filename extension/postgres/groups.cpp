@@ -1,0 +1,942 @@
+// private_groups on PostgreSQL: a grouped release by privacy unit
+// (core/grouped.hpp, docs/grouped.md), a set-returning function that owns the
+// whole pipeline, as the SQLite table function does (extension/sqlite/grouped.cpp).
+//
+//   SELECT * FROM private_groups(rows_query, epsilon [, options [, keys_query]])
+//     -> one row (key, count, sum, mean, count_halfwidth, sum_halfwidth,
+//        mean_low, mean_high) per released key, sorted by key
+//
+// The order docs/boundary.md requires: the call's shape (the only table of a
+// top-level SELECT), every parameter from the arguments alone, both queries
+// prepared with SPI and checked on their analysed, rewritten trees (views
+// expanded) against an allow-list of node kinds and built-in functions that
+// cannot fail on a value or quote one, the accumulator allocated, the ledger
+// charged; only then the rows, read-only through SPI cursors. After the
+// charge nothing depends on the data but the noisy values: any error while
+// reading gives one fixed message.
+//
+// C++ objects live in one heap object (GroupsRun) deleted by a memory
+// context callback, so that a PostgreSQL error (a longjmp) never skips a
+// destructor; C++ work runs inside run_cpp (common.hpp).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/format.hpp"
+#include "core/grouped.hpp"
+#include "core/privacy.hpp"
+#include "postgres/common.hpp"
+
+extern "C" {
+#include "postgres.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "access/transam.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_proc.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "nodes/execnodes.h"
+#include "nodes/nodeFuncs.h"
+#include "nodes/parsenodes.h"
+#include "nodes/plannodes.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/tlist.h"
+#include "parser/parse_coerce.h"
+#include "parser/parsetree.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/plancache.h"
+#include "tcop/pquery.h"
+#include "utils/portal.h"
+#include "utils/tuplestore.h"
+}
+
+using namespace optdp_pg;
+
+namespace {
+
+constexpr const char* kName = "private_groups";
+
+// ---- the allow-list ---------------------------------------------------------
+//
+// Built-in functions (by OID, so no user function can stand in for one) that
+// return a value for every input and never raise an error, never quote an
+// input and never return a value longer than their inputs
+// (docs/boundary.md, "Queries optdp runs", on PostgreSQL):
+//  - comparisons (=, <>, <, <=, >, >=) of integers (smallint, integer,
+//    bigint, across them), floats (real, double precision, across them),
+//    numeric, boolean, text (under a known collation, checked), date,
+//    timestamp and timestamptz: a boolean for every pair (NaN is ordered,
+//    infinities too); none of them does arithmetic;
+//  - the widening casts smallint -> integer -> bigint and integer types and
+//    real -> double precision (exact or rounded, never out of range);
+//  - count(*), count(x), and min/max of the types above (they compare);
+//  - row_number(), rank(), dense_rank() (no arguments).
+// Not on it, among others: every arithmetic operator (integer and float
+// arithmetic raise on overflow, division on zero), abs (integer abs raises on
+// the least integer), sum and avg (overflow), casts from text (they raise on
+// malformed input) and narrowing casts (out of range), ||, LIKE and regular
+// expressions, string functions, JSON, to_char/format, and optdp's functions.
+constexpr Oid kAllowed[] = {
+    F_INT2EQ, F_INT2NE, F_INT2LT, F_INT2LE, F_INT2GT, F_INT2GE,
+    F_INT4EQ, F_INT4NE, F_INT4LT, F_INT4LE, F_INT4GT, F_INT4GE,
+    F_INT8EQ, F_INT8NE, F_INT8LT, F_INT8LE, F_INT8GT, F_INT8GE,
+    F_INT24EQ, F_INT24NE, F_INT24LT, F_INT24LE, F_INT24GT, F_INT24GE,
+    F_INT42EQ, F_INT42NE, F_INT42LT, F_INT42LE, F_INT42GT, F_INT42GE,
+    F_INT28EQ, F_INT28NE, F_INT28LT, F_INT28LE, F_INT28GT, F_INT28GE,
+    F_INT82EQ, F_INT82NE, F_INT82LT, F_INT82LE, F_INT82GT, F_INT82GE,
+    F_INT48EQ, F_INT48NE, F_INT48LT, F_INT48LE, F_INT48GT, F_INT48GE,
+    F_INT84EQ, F_INT84NE, F_INT84LT, F_INT84LE, F_INT84GT, F_INT84GE,
+    F_FLOAT4EQ, F_FLOAT4NE, F_FLOAT4LT, F_FLOAT4LE, F_FLOAT4GT, F_FLOAT4GE,
+    F_FLOAT8EQ, F_FLOAT8NE, F_FLOAT8LT, F_FLOAT8LE, F_FLOAT8GT, F_FLOAT8GE,
+    F_FLOAT48EQ, F_FLOAT48NE, F_FLOAT48LT, F_FLOAT48LE, F_FLOAT48GT, F_FLOAT48GE,
+    F_FLOAT84EQ, F_FLOAT84NE, F_FLOAT84LT, F_FLOAT84LE, F_FLOAT84GT, F_FLOAT84GE,
+    F_NUMERIC_EQ, F_NUMERIC_NE, F_NUMERIC_LT, F_NUMERIC_LE, F_NUMERIC_GT, F_NUMERIC_GE,
+    F_BOOLEQ, F_BOOLNE, F_BOOLLT, F_BOOLLE, F_BOOLGT, F_BOOLGE,
+    F_TEXTEQ, F_TEXTNE, F_TEXT_LT, F_TEXT_LE, F_TEXT_GT, F_TEXT_GE,
+    F_DATE_EQ, F_DATE_NE, F_DATE_LT, F_DATE_LE, F_DATE_GT, F_DATE_GE,
+    F_TIMESTAMP_EQ, F_TIMESTAMP_NE, F_TIMESTAMP_LT, F_TIMESTAMP_LE, F_TIMESTAMP_GT, F_TIMESTAMP_GE,
+    F_TIMESTAMPTZ_EQ, F_TIMESTAMPTZ_NE, F_TIMESTAMPTZ_LT, F_TIMESTAMPTZ_LE, F_TIMESTAMPTZ_GT, F_TIMESTAMPTZ_GE,
+    F_INT4_INT2, F_INT8_INT2, F_INT8_INT4, F_FLOAT8_INT2, F_FLOAT8_INT4, F_FLOAT8_INT8, F_FLOAT8_FLOAT4,
+    F_COUNT_, F_COUNT_ANY,
+    F_MIN_INT2, F_MIN_INT4, F_MIN_INT8, F_MIN_FLOAT8, F_MIN_NUMERIC, F_MIN_TEXT, F_MIN_DATE,
+    F_MAX_INT2, F_MAX_INT4, F_MAX_INT8, F_MAX_FLOAT8, F_MAX_NUMERIC, F_MAX_TEXT, F_MAX_DATE,
+    F_ROW_NUMBER, F_RANK_, F_DENSE_RANK_,
+};
+
+// Those that compare text: they raise when no collation is known, so the
+// walk requires one.
+constexpr Oid kTextCompare[] = {F_TEXTEQ, F_TEXTNE, F_TEXT_LT, F_TEXT_LE, F_TEXT_GT, F_TEXT_GE, F_MIN_TEXT, F_MAX_TEXT};
+
+bool allowed(Oid f) { return std::find(std::begin(kAllowed), std::end(kAllowed), f) != std::end(kAllowed); }
+bool compares_text(Oid f) {
+  return std::find(std::begin(kTextCompare), std::end(kTextCompare), f) != std::end(kTextCompare);
+}
+
+// ---- the walk ------------------------------------------------------------------
+
+struct Guard {
+  char refused[512];  // "" while nothing was refused; else why ("must not call abs() (...)")
+  Oid bad_function;
+  bool found;
+};
+
+void refuse(Guard* g, const char* fmt, ...) pg_attribute_printf(2, 3);
+void refuse(Guard* g, const char* fmt, ...) {
+  if (g->found) return;
+  g->found = true;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(g->refused, sizeof g->refused, fmt, ap);
+  va_end(ap);
+}
+
+void refuse_function(Guard* g, Oid f) {
+  const char* name = get_func_name(f);
+  refuse(g, "must not call %s() (optdp runs only functions that cannot fail on a value or quote one: "
+            "docs/boundary.md)", name ? name : "an unknown function");
+}
+
+bool not_allowed(Oid f, void* context) {
+  auto* g = static_cast<Guard*>(context);
+  if (allowed(f)) return false;
+  g->bad_function = f;
+  return true;
+}
+
+// A sort or group clause's operators: built-in comparisons of the list only.
+void check_sortgroup(Guard* g, const SortGroupClause* s) {
+  if (OidIsValid(s->eqop) && !allowed(get_opcode(s->eqop))) refuse_function(g, get_opcode(s->eqop));
+  if (OidIsValid(s->sortop) && !allowed(get_opcode(s->sortop))) refuse_function(g, get_opcode(s->sortop));
+}
+
+// Sorting or grouping text needs a known collation (else the comparison raises).
+void check_sort_collations(Guard* g, List* clauses, List* tlist) {
+  ListCell* lc;
+  foreach (lc, clauses) {
+    auto* s = static_cast<SortGroupClause*>(lfirst(lc));
+    TargetEntry* tle = get_sortgroupclause_tle(s, tlist);
+    Node* e = reinterpret_cast<Node*>(tle->expr);
+    if (type_is_collatable(exprType(e)) && !OidIsValid(exprCollation(e)))
+      refuse(g, "must sort and group text under a known collation (add COLLATE to the expression)");
+  }
+}
+
+// A call of an immutable built-in function (or operator) that returns one value, on
+// constants only: the planner folds it to a constant (eval_const_expressions)
+// when the cursor is opened, before the charge and before any row, so
+// whether it fails depends on the query alone (`v > 0.5` casts the numeric
+// 0.5 to double precision this way).
+bool constant_call(Node* node) {
+  if (node == nullptr) return false;
+  if (IsA(node, Const)) return true;
+  if (IsA(node, RelabelType)) return constant_call(reinterpret_cast<Node*>(reinterpret_cast<RelabelType*>(node)->arg));
+  Oid f;
+  List* args;
+  if (IsA(node, FuncExpr)) {
+    f = reinterpret_cast<FuncExpr*>(node)->funcid;
+    args = reinterpret_cast<FuncExpr*>(node)->args;
+    if (reinterpret_cast<FuncExpr*>(node)->funcretset) return false;
+  } else if (IsA(node, OpExpr)) {
+    f = get_opcode(reinterpret_cast<OpExpr*>(node)->opno);
+    args = reinterpret_cast<OpExpr*>(node)->args;
+    if (reinterpret_cast<OpExpr*>(node)->opretset) return false;
+  } else {
+    return false;
+  }
+  // Built-in functions only: an extension's or a user's function can be
+  // declared immutable and still read tables (and optdp's own are refused).
+  // (The planner does not fold a function that returns a set or a record.)
+  if (!OidIsValid(f) || f >= FirstGenbkiObjectId || func_volatile(f) != PROVOLATILE_IMMUTABLE || get_func_retset(f) ||
+      get_func_rettype(f) == RECORDOID)
+    return false;
+  ListCell* lc;
+  foreach (lc, args)
+    if (!constant_call(static_cast<Node*>(lfirst(lc)))) return false;
+  return true;
+}
+
+// PostgreSQL 15's walkers take bool (*)() (through void (*)(void), which
+// -Wcast-function-type accepts).
+using Walker = bool (*)();
+Walker walker_cast(bool (*w)(Node*, void*)) { return reinterpret_cast<Walker>(reinterpret_cast<void (*)(void)>(w)); }
+
+bool guard_walker(Node* node, void* context) {
+  auto* g = static_cast<Guard*>(context);
+  if (node == nullptr || g->found) return g->found;
+  switch (nodeTag(node)) {
+    case T_Query: {
+      Query* q = reinterpret_cast<Query*>(node);
+      if (q->commandType != CMD_SELECT || q->utilityStmt != nullptr || q->rowMarks != NIL || q->hasModifyingCTE) {
+        refuse(g, "must be a read-only query (SELECT)");
+        return true;
+      }
+      if (q->hasRecursive) {
+        refuse(g, "must not use a recursive CTE (its time and memory could depend on the rows)");
+        return true;
+      }
+      check_sort_collations(g, q->sortClause, q->targetList);
+      check_sort_collations(g, q->groupClause, q->targetList);
+      check_sort_collations(g, q->distinctClause, q->targetList);
+      ListCell* lc;
+      foreach (lc, q->windowClause) {
+        auto* w = static_cast<WindowClause*>(lfirst(lc));
+        // A frame offset is checked (and can raise) only when a row is read.
+        if (w->startOffset || w->endOffset) {
+          refuse(g, "must not use a window frame with an offset (it is checked only when a row is read)");
+          return true;
+        }
+        check_sort_collations(g, w->partitionClause, q->targetList);
+        check_sort_collations(g, w->orderClause, q->targetList);
+        ListCell* c;
+        foreach (c, w->partitionClause) check_sortgroup(g, static_cast<SortGroupClause*>(lfirst(c)));
+        foreach (c, w->orderClause) check_sortgroup(g, static_cast<SortGroupClause*>(lfirst(c)));
+      }
+      if (g->found) return true;
+      return query_tree_walker(q, walker_cast(guard_walker), context,
+                               QTW_EXAMINE_RTES_BEFORE | QTW_EXAMINE_SORTGROUP);
+    }
+    case T_RangeTblEntry: {
+      auto* rte = reinterpret_cast<RangeTblEntry*>(node);
+      switch (rte->rtekind) {
+        case RTE_RELATION: {
+          const char kind = get_rel_relkind(rte->relid);
+          if (kind == RELKIND_FOREIGN_TABLE) {
+            refuse(g, "must not read foreign table %s (a remote read can fail on its own rows)",
+                   get_rel_name(rte->relid));
+            return true;
+          }
+          if (rte->tablesample) {
+            refuse(g, "must not use TABLESAMPLE (its arguments are checked only when a row is read)");
+            return true;
+          }
+          return false;
+        }
+        case RTE_SUBQUERY:
+        case RTE_JOIN:
+        case RTE_FUNCTION:
+        case RTE_VALUES:
+        case RTE_CTE:
+        case RTE_RESULT: return false;
+        default: refuse(g, "must read only tables, views and subqueries"); return true;
+      }
+    }
+    case T_SortGroupClause: check_sortgroup(g, reinterpret_cast<SortGroupClause*>(node)); return g->found;
+    case T_WindowClause: return false;  // checked with its query (above)
+    case T_SetOperationStmt: {
+      // UNION, INTERSECT, EXCEPT: their equality and sort operators, then both sides.
+      ListCell* lc;
+      foreach (lc, reinterpret_cast<SetOperationStmt*>(node)->groupClauses)
+        check_sortgroup(g, static_cast<SortGroupClause*>(lfirst(lc)));
+      if (g->found) return true;
+      break;
+    }
+    case T_SubLink: {
+      const SubLinkType t = reinterpret_cast<SubLink*>(node)->subLinkType;
+      if (t != EXISTS_SUBLINK && t != ANY_SUBLINK && t != ALL_SUBLINK) {
+        // A scalar subquery raises when it returns more than one row.
+        refuse(g, "must not use a scalar subquery (it fails when it returns more than one row); use EXISTS, IN "
+                  "or a join");
+        return true;
+      }
+      break;
+    }
+    case T_CoerceViaIO: {
+      // A cast through text runs the source type's output function and the
+      // target type's input function, which raises on malformed input: name
+      // the input function, or the output function for a cast to text.
+      auto* c = reinterpret_cast<CoerceViaIO*>(node);
+      Oid in, ioparam, out;
+      bool varlena;
+      getTypeInputInfo(c->resulttype, &in, &ioparam);
+      getTypeOutputInfo(exprType(reinterpret_cast<Node*>(c->arg)), &out, &varlena);
+      refuse_function(g, TypeCategory(c->resulttype) == TYPCATEGORY_STRING ? out : in);
+      return true;
+    }
+    case T_CoerceToDomain:
+      refuse(g, "must not cast to a domain (its constraint can fail on a value)");
+      return true;
+    case T_MinMaxExpr: {
+      // GREATEST and LEAST compare with the type's btree order: allowed for
+      // the types whose comparisons are on the list.
+      const Oid t = reinterpret_cast<MinMaxExpr*>(node)->minmaxtype;
+      if (!(t == INT2OID || t == INT4OID || t == INT8OID || t == FLOAT4OID || t == FLOAT8OID || t == NUMERICOID ||
+            t == DATEOID || t == TIMESTAMPOID || t == TIMESTAMPTZOID || t == BOOLOID)) {
+        refuse(g, "must not use GREATEST or LEAST of type %s (optdp runs only functions that cannot fail on a value "
+                  "or quote one: docs/boundary.md)", format_type_be(t));
+        return true;
+      }
+      break;
+    }
+    case T_Var:
+    case T_Const:
+    case T_Param:
+    case T_Aggref:
+    case T_WindowFunc:
+    case T_GroupingFunc:
+    case T_FuncExpr:
+    case T_OpExpr:
+    case T_DistinctExpr:
+    case T_NullIfExpr:
+    case T_ScalarArrayOpExpr:
+    case T_BoolExpr:
+    case T_RelabelType:
+    case T_CaseExpr:
+    case T_CaseWhen:
+    case T_CaseTestExpr:
+    case T_CoalesceExpr:
+    case T_CollateExpr:
+    case T_ArrayExpr:
+    case T_NullTest:
+    case T_BooleanTest:
+    case T_TargetEntry:
+    case T_FromExpr:
+    case T_JoinExpr:
+    case T_RangeTblRef:
+    case T_RangeTblFunction:
+    case T_CommonTableExpr:
+    case T_GroupingSet:
+    case T_List: break;
+    default:
+      refuse(g, "must not use this kind of expression (node %d; optdp runs only expressions that cannot fail on a "
+                "value: docs/boundary.md)", static_cast<int>(nodeTag(node)));
+      return true;
+  }
+  if (constant_call(node)) return false;
+  if (check_functions_in_node(node, not_allowed, context)) {
+    refuse_function(g, g->bad_function);
+    return true;
+  }
+  // Text comparisons raise without a collation.
+  Oid f = InvalidOid;
+  if (IsA(node, FuncExpr)) f = reinterpret_cast<FuncExpr*>(node)->funcid;
+  else if (IsA(node, OpExpr) || IsA(node, DistinctExpr) || IsA(node, NullIfExpr)) f = get_opcode(reinterpret_cast<OpExpr*>(node)->opno);
+  else if (IsA(node, ScalarArrayOpExpr)) f = get_opcode(reinterpret_cast<ScalarArrayOpExpr*>(node)->opno);
+  else if (IsA(node, Aggref)) f = reinterpret_cast<Aggref*>(node)->aggfnoid;
+  if (OidIsValid(f) && compares_text(f) && !OidIsValid(exprInputCollation(node))) {
+    refuse(g, "must compare text under a known collation (add COLLATE to the expression)");
+    return true;
+  }
+  return expression_tree_walker(node, walker_cast(guard_walker), context);
+}
+
+// ---- the call's shape -------------------------------------------------------------
+//
+// The release runs (and is charged) each time the executor calls the
+// function. It must run exactly once per execution whatever the data, so the
+// plan must be: a FunctionScan of this call alone, without a filter, under
+// nothing but Sort, Limit, a plain Agg, WindowAgg, Result or an INSERT's
+// ModifyTable, and with no subplan anywhere (a subquery, a CTE, a join would
+// decide from rows how often, or whether, it runs). The arguments must be
+// constants or query parameters (after constant folding).
+
+[[noreturn]] void refuse_shape(const char* why) {
+  ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                  errmsg("%s: must be the only table of a top-level SELECT (SELECT ... FROM %s(...) [ORDER BY ...], "
+                         "alone or in INSERT INTO ... SELECT or CREATE TABLE ... AS SELECT), so that it runs exactly "
+                         "once; %s",
+                         kName, kName, why)));
+}
+
+// Whether ps is the statement the client sent: a statement of the active
+// portal (a query, EXECUTE, a cursor's FETCH), or the query of the active
+// portal's CREATE TABLE AS or EXPLAIN when that query calls this function in
+// its FROM. A statement that a function, a trigger or a DO block runs is not:
+// that code, which may read any row, decides how often it runs.
+bool sent_by_the_client(const PlannedStmt* ps, Oid fn) {
+  const Portal portal = ActivePortal;
+  if (portal == nullptr) return false;
+  // A procedural language runs its code under an error context (PL/pgSQL's
+  // "PL/pgSQL function ... line n", SQL functions', SPI's): a statement it
+  // runs through a cursor of its own (PL/pgSQL's FOR ... IN SELECT) is that
+  // cursor's portal's, but it is not the client's. The client's statements
+  // run under none.
+  if (error_context_stack != nullptr) return false;
+  ListCell* lc;
+  foreach (lc, portal->stmts)
+    if (lfirst(lc) == ps) return true;
+  if (list_length(portal->stmts) != 1) return false;
+  const auto* top = static_cast<const PlannedStmt*>(linitial(portal->stmts));
+  if (!IsA(top, PlannedStmt) || top->commandType != CMD_UTILITY || top->utilityStmt == nullptr) return false;
+  Node* q = nullptr;
+  if (IsA(top->utilityStmt, CreateTableAsStmt)) q = reinterpret_cast<CreateTableAsStmt*>(top->utilityStmt)->query;
+  else if (IsA(top->utilityStmt, ExplainStmt)) q = reinterpret_cast<ExplainStmt*>(top->utilityStmt)->query;
+  if (q == nullptr || !IsA(q, Query)) return false;
+  foreach (lc, reinterpret_cast<Query*>(q)->rtable) {
+    const auto* rte = static_cast<const RangeTblEntry*>(lfirst(lc));
+    if (rte->rtekind != RTE_FUNCTION || list_length(rte->functions) != 1) continue;
+    const auto* rtf = static_cast<const RangeTblFunction*>(linitial(rte->functions));
+    if (IsA(rtf->funcexpr, FuncExpr) && reinterpret_cast<FuncExpr*>(rtf->funcexpr)->funcid == fn) return true;
+  }
+  return false;
+}
+
+void check_shape(FunctionCallInfo fcinfo) {
+  auto* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+  if (rsinfo == nullptr || !IsA(rsinfo, ReturnSetInfo) || rsinfo->econtext == nullptr ||
+      rsinfo->econtext->ecxt_estate == nullptr || rsinfo->econtext->ecxt_estate->es_plannedstmt == nullptr)
+    refuse_shape("it is called where no plan is known");
+  const PlannedStmt* ps = rsinfo->econtext->ecxt_estate->es_plannedstmt;
+  if (!sent_by_the_client(ps, fcinfo->flinfo->fn_oid))
+    refuse_shape("it is run by a function, a trigger or a DO block, whose code decides how often it runs; call it "
+                 "in a statement of its own");
+  if (ps->subplans != NIL) refuse_shape("this statement has a subquery or a CTE; filter, join or limit the published "
+                                        "rows in a later statement");
+  const Plan* p = ps->planTree;
+  for (int depth = 0; p != nullptr && depth < 16; ++depth) {
+    if (p->initPlan != NIL || p->righttree != nullptr)
+      refuse_shape("it is joined or has a subquery; filter, join or limit the published rows in a later statement");
+    switch (nodeTag(p)) {
+      case T_ModifyTable:
+        if (reinterpret_cast<const ModifyTable*>(p)->operation != CMD_INSERT)
+          refuse_shape("only INSERT INTO ... SELECT may store the published rows");
+        break;
+      case T_Limit:
+      case T_Sort:
+      case T_IncrementalSort:
+      case T_WindowAgg: break;
+      case T_Agg:
+        if (reinterpret_cast<const Agg*>(p)->aggstrategy != AGG_PLAIN)
+          refuse_shape("after it comes GROUP BY; filter, join or limit the published rows in a later statement");
+        break;
+      case T_Result:
+        if (reinterpret_cast<const Result*>(p)->resconstantqual != nullptr)
+          refuse_shape("after it comes WHERE; filter, join or limit the published rows in a later statement");
+        break;
+      case T_FunctionScan: {
+        const auto* fs = reinterpret_cast<const FunctionScan*>(p);
+        if (list_length(fs->functions) != 1)
+          refuse_shape("it is in ROWS FROM with other functions");
+        const auto* rtf = static_cast<const RangeTblFunction*>(linitial(fs->functions));
+        if (!IsA(rtf->funcexpr, FuncExpr) || reinterpret_cast<FuncExpr*>(rtf->funcexpr)->funcid != fcinfo->flinfo->fn_oid)
+          refuse_shape("it is called inside another expression");
+        if (p->qual != NIL)
+          refuse_shape("after it comes WHERE; filter, join or limit the published rows in a later statement");
+        ListCell* lc;
+        foreach (lc, reinterpret_cast<FuncExpr*>(rtf->funcexpr)->args) {
+          Node* a = static_cast<Node*>(lfirst(lc));
+          while (IsA(a, RelabelType)) a = reinterpret_cast<Node*>(reinterpret_cast<RelabelType*>(a)->arg);
+          if (!(IsA(a, Const) || (IsA(a, Param) && reinterpret_cast<Param*>(a)->paramkind == PARAM_EXTERN)))
+            refuse_shape("its arguments must be literals or query parameters (optdp fixes the noise before it reads "
+                         "any row)");
+        }
+        return;
+      }
+      default:
+        refuse_shape("it is joined, filtered or called in a select list; filter, join or limit the published rows in "
+                     "a later statement");
+    }
+    p = p->lefttree;
+  }
+  refuse_shape("it is called in a select list, not in FROM");
+}
+
+// ---- the queries -----------------------------------------------------------------
+
+// Prepares `text` (the argument `what`) with SPI and checks its analysed,
+// rewritten trees (views expanded) before any row is read; raises the
+// refusal. The plan is kept until SPI_finish.
+SPIPlanPtr guarded_prepare(const char* text, const char* what) {
+  const MemoryContext cxt = CurrentMemoryContext;
+  SPIPlanPtr plan = nullptr;
+  char why[1024] = "";
+  PG_TRY();
+  {
+    plan = SPI_prepare(text, 0, nullptr);
+  }
+  PG_CATCH();
+  {
+    // A query that does not parse or analyse: its message (about the query
+    // text, never a row), under our prefix. The transaction aborts with the
+    // error below, which releases what the failed preparation held.
+    MemoryContextSwitchTo(cxt);
+    ErrorData* e = CopyErrorData();
+    FlushErrorState();
+    snprintf(why, sizeof why, "%s", e->message ? e->message : "unknown error");
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s: %s does not prepare: %s", kName, what, why)));
+  }
+  PG_END_TRY();
+  if (plan == nullptr)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("%s: %s does not prepare: %s", kName, what, SPI_result_code_string(SPI_result))));
+  List* sources = SPI_plan_get_plan_sources(plan);
+  if (list_length(sources) != 1)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("%s: %s must be one statement, but has %d", kName, what, list_length(sources))));
+  auto* src = static_cast<CachedPlanSource*>(linitial(sources));
+  if (src->raw_parse_tree == nullptr || src->query_list == NIL)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s: %s must be a query, but is empty", kName, what)));
+  Guard g{};
+  ListCell* lc;
+  foreach (lc, src->query_list) {
+    guard_walker(static_cast<Node*>(lfirst(lc)), &g);
+    if (g.found) break;
+  }
+  if (list_length(src->query_list) != 1 && !g.found) refuse(&g, "must be a read-only query (SELECT)");
+  if (g.found) ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE), errmsg("%s: %s %s", kName, what, g.refused)));
+  return plan;
+}
+
+// Opens a read-only cursor on plan: plans the query and starts its executor
+// without reading a row. A failure here (a constant call that fails when it
+// is folded) depends on the query alone; it is reported like a preparation's.
+Portal open_cursor(SPIPlanPtr plan, const char* what) {
+  const MemoryContext cxt = CurrentMemoryContext;
+  Portal portal = nullptr;
+  char why[1024] = "";
+  PG_TRY();
+  {
+    portal = SPI_cursor_open(nullptr, plan, nullptr, nullptr, true);
+  }
+  PG_CATCH();
+  {
+    MemoryContextSwitchTo(cxt);
+    ErrorData* e = CopyErrorData();
+    FlushErrorState();
+    snprintf(why, sizeof why, "%s", e->message ? e->message : "unknown error");
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s: %s does not prepare: %s", kName, what, why)));
+  }
+  PG_END_TRY();
+  return portal;
+}
+
+const Query* query_of(SPIPlanPtr plan) {
+  auto* src = static_cast<CachedPlanSource*>(linitial(SPI_plan_get_plan_sources(plan)));
+  return static_cast<const Query*>(linitial(src->query_list));
+}
+
+TupleDesc desc_of(SPIPlanPtr plan) {
+  return static_cast<CachedPlanSource*>(linitial(SPI_plan_get_plan_sources(plan)))->resultDesc;
+}
+
+// Whether the query's first sort key is its first column: then equal units
+// (integers under their btree order) arrive together.
+bool ordered_by_first_column(const Query* q) {
+  if (q->sortClause == NIL) return false;
+  auto* s = static_cast<SortGroupClause*>(linitial(q->sortClause));
+  const TargetEntry* tle = get_sortgroupclause_tle(s, q->targetList);
+  return tle != nullptr && tle->resno == 1;
+}
+
+bool integer_type(Oid t) { return t == INT2OID || t == INT4OID || t == INT8OID; }
+bool number_type(Oid t) { return integer_type(t) || t == FLOAT4OID || t == FLOAT8OID || t == NUMERICOID; }
+
+// A key's type: a built-in base type (its output function is built-in and
+// prints every value).
+bool key_type(Oid t) { return t < FirstGenbkiObjectId && get_typtype(t) == TYPTYPE_BASE; }
+
+double number_of(Datum d, Oid t) {
+  switch (t) {
+    case INT2OID: return DatumGetInt16(d);
+    case INT4OID: return DatumGetInt32(d);
+    case INT8OID: return static_cast<double>(DatumGetInt64(d));
+    case FLOAT4OID: return DatumGetFloat4(d);
+    case FLOAT8OID: return DatumGetFloat8(d);
+    default: return DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, d));
+  }
+}
+
+// ---- the release's C++ state --------------------------------------------------------
+
+// A key as optdp identifies it: by its text form (as PostgreSQL prints it),
+// NULL apart; ordered as SQLite orders keys: NULL, numbers by value, then text
+// by bytes.
+struct KeyId {
+  bool null = false;
+  bool is_number = false;
+  double number = 0;
+  std::string text;
+};
+
+struct GroupsRun {
+  GroupsRun(double epsilon, const optdp::GroupedOptions& o, bool has_value, bool private_keys)
+      : options(o), plan(epsilon, o, has_value, private_keys), acc(plan), priority(backend_rng()) {}
+  optdp::GroupedOptions options;
+  optdp::GroupedPlan plan;
+  optdp::GroupedAccumulator acc;
+  optdp::KeyPriority priority;
+  std::unordered_map<std::string, std::uint32_t> index;  // "\1" + text form; "" for NULL
+  std::vector<KeyId> keys;
+  bool in_unit = false;
+  std::int64_t unit = 0;
+  struct Out {
+    std::uint32_t key;
+    optdp::GroupedRelease r;
+    std::optional<std::pair<double, double>> mean_interval;
+  };
+  std::vector<Out> out;
+  std::optional<std::int64_t> count_hw;
+  std::optional<double> sum_hw;
+
+  // The index of key k, added if new (public keys, or private keys read from the rows).
+  std::uint32_t add_key(const KeyId& k, std::string_view id) {
+    auto it = index.find(std::string(id));
+    if (it != index.end()) return it->second;
+    const auto i = static_cast<std::uint32_t>(keys.size());
+    index.emplace(std::string(id), i);
+    keys.push_back(k);
+    acc.reserve_keys(keys.size());
+    return i;
+  }
+  void row(std::int64_t u, bool null_key, bool is_number, double number, std::string_view text, std::int64_t q,
+           bool private_keys) {
+    if (in_unit && u != unit) acc.end_unit();
+    in_unit = true;
+    unit = u;
+    std::string id;
+    if (!null_key) {
+      id.reserve(text.size() + 1);
+      id.push_back('\1');
+      id.append(text);
+    }
+    std::uint32_t k;
+    auto it = index.find(id);
+    if (it != index.end()) {
+      k = it->second;
+    } else {
+      if (!private_keys) return;  // not a public key: dropped
+      k = add_key(KeyId{null_key, is_number, number, std::string(text)}, id);
+    }
+    acc.add(k, priority(u, null_key ? 0 : 1, id), q, backend_rng());
+  }
+  void release() {
+    if (in_unit) acc.end_unit();
+    in_unit = false;
+    std::vector<std::uint32_t> order(keys.size());
+    for (std::uint32_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+      const KeyId &x = keys[a], &y = keys[b];
+      const int rx = x.null ? 0 : (x.is_number ? 1 : 2), ry = y.null ? 0 : (y.is_number ? 1 : 2);
+      if (rx != ry) return rx < ry;
+      if (rx == 1 && x.number != y.number) return x.number < y.number;
+      return x.text < y.text;
+    });
+    optdp::Rng& rng = backend_rng();
+    for (const std::uint32_t k : order)
+      if (auto r = optdp::release_key(plan, acc.totals()[k], rng))
+        out.push_back({k, *r, optdp::mean_interval(plan, *r, options.confidence)});
+    count_hw = plan.count_half_width(options.confidence);
+    sum_hw = plan.sum_half_width(options.confidence);
+  }
+};
+
+void delete_run(void* arg) { delete static_cast<GroupsRun*>(arg); }
+
+constexpr const char* kReadFailed =
+    "private_groups: reading the rows failed after the release was charged (an I/O error, an interrupt, or memory; "
+    "the message of the cause is not shown: it could depend on the rows)";
+
+[[noreturn]] void read_failed() {
+  ereport(ERROR, (errcode(ERRCODE_DATA_EXCEPTION), errmsg("%s", kReadFailed)));
+  pg_unreachable();
+}
+
+// Reads a cursor's rows as the executor produces them (a DestReceiver: no
+// copy of a row), into the release's state. PostgreSQL side; C++ work in
+// run_cpp, whose failure is kept in *f and stops the read.
+struct Reader {
+  DestReceiver pub;  // first: the executor calls through it
+  GroupsRun* run;
+  bool keys;  // the public keys (one column), else the rows
+  Oid types[3];
+  Oid out;  // the key's output function
+  bool has_value, private_keys;
+  Failure* f;
+  MemoryContext rowcxt;  // the row's key text; reset every kResetRows rows
+  std::uint64_t n;
+};
+
+constexpr std::uint64_t kResetRows = 1000;
+
+bool read_one(TupleTableSlot* slot, DestReceiver* self) {
+  auto* r = reinterpret_cast<Reader*>(self);
+  if (r->f->failed) return false;
+  const int k = r->keys ? 0 : 1;  // the key's column
+  slot_getsomeattrs(slot, r->keys ? 1 : (r->has_value ? 3 : 2));
+  const Datum* v = slot->tts_values;
+  const bool* null = slot->tts_isnull;
+  std::int64_t unit = 0;
+  double value = 0;
+  if (!r->keys) {
+    if (null[0]) return true;  // a NULL unit: skipped, as a non-INTEGER unit in SQLite
+    unit = r->types[0] == INT2OID ? DatumGetInt16(v[0]) : r->types[0] == INT4OID ? DatumGetInt32(v[0]) : DatumGetInt64(v[0]);
+    if (r->has_value) {
+      if (null[2]) return true;  // as avg() skips NULLs
+      value = number_of(v[2], r->types[2]);
+      if (std::isnan(value)) value = 0;  // never an error on a row's value
+    }
+  }
+  const Oid kt = r->types[k];
+  const bool null_key = null[k];
+  const char* ktext = "";
+  std::size_t len = 0;
+  double number = 0;
+  const bool num_key = number_type(kt);
+  if (!null_key) {
+    const MemoryContext old = MemoryContextSwitchTo(r->rowcxt);
+    if (kt == TEXTOID || kt == VARCHAROID) {
+      text* tx = DatumGetTextPP(v[k]);
+      ktext = VARDATA_ANY(tx);
+      len = VARSIZE_ANY_EXHDR(tx);
+    } else {
+      ktext = OidOutputFunctionCall(r->out, v[k]);
+      len = std::strlen(ktext);
+    }
+    MemoryContextSwitchTo(old);
+    if (num_key) number = number_of(v[k], kt);
+  }
+  GroupsRun* run = r->run;
+  const bool has_value = r->has_value, private_keys = r->private_keys, keys = r->keys;
+  run_cpp(*r->f, kName, [&] {
+    const std::string_view t(ktext, len);
+    if (keys) {
+      std::string id;
+      if (!null_key) {
+        id.push_back('\1');
+        id.append(t);
+      }
+      run->add_key(KeyId{null_key, num_key && !null_key, number, std::string(t)}, id);
+    } else {
+      const std::int64_t q = has_value ? run->plan.quantize(value) : 0;
+      run->row(unit, null_key, num_key && !null_key, number, t, q, private_keys);
+    }
+  });
+  if (++r->n % kResetRows == 0) MemoryContextReset(r->rowcxt);
+  return !r->f->failed;
+}
+
+void reader_startup(DestReceiver*, int, TupleDesc) {}
+void reader_shutdown(DestReceiver*) {}
+void reader_destroy(DestReceiver*) {}
+
+// Reads every row of portal (opened by open_cursor) and closes it.
+void read_all(Portal portal, Reader& r) {
+  r.pub.receiveSlot = read_one;
+  r.pub.rStartup = reader_startup;
+  r.pub.rShutdown = reader_shutdown;
+  r.pub.rDestroy = reader_destroy;
+  r.pub.mydest = DestNone;
+  Oid out;
+  bool varlena;
+  getTypeOutputInfo(r.types[r.keys ? 0 : 1], &out, &varlena);
+  r.out = out;
+  PortalRunFetch(portal, FETCH_FORWARD, FETCH_ALL, &r.pub);
+  MemoryContextReset(r.rowcxt);
+  SPI_cursor_close(portal);
+}
+
+}  // namespace
+
+extern "C" {
+
+PG_FUNCTION_INFO_V1(optdp_private_groups);
+PGDLLEXPORT Datum optdp_private_groups(PG_FUNCTION_ARGS);
+
+Datum optdp_private_groups(PG_FUNCTION_ARGS) {
+  check_shape(fcinfo);
+
+  // Parameters first, all from the arguments alone.
+  Failure f;
+  if (PG_ARGISNULL(0))
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("%s: rows_query must be text (a query returning (unit, key[, value]) ORDER BY 1), but is "
+                           "NULL", kName)));
+  if (PG_ARGISNULL(1))
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s: epsilon must be a number, but is NULL", kName)));
+  const char* rows_query = text_to_cstring(PG_GETARG_TEXT_PP(0));
+  const double epsilon = PG_GETARG_FLOAT8(1);
+  const char* options_text = PG_ARGISNULL(2) ? nullptr : text_to_cstring(PG_GETARG_TEXT_PP(2));
+  const bool private_keys = PG_ARGISNULL(3);
+  const char* keys_query = private_keys ? nullptr : text_to_cstring(PG_GETARG_TEXT_PP(3));
+  optdp::GroupedOptions options;
+  run_cpp(f, kName, [&] {
+    optdp::check_positive(epsilon, "epsilon");
+    if (options_text) options = optdp::parse_grouped_options(options_text);
+  });
+  raise(f);
+
+  // The queries, checked when they are prepared, before any row is read.
+  InitMaterializedSRF(fcinfo, 0);
+  auto* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+  const MemoryContext caller = CurrentMemoryContext;
+  if (SPI_connect() != SPI_OK_CONNECT)
+    ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR), errmsg("%s: SPI_connect failed", kName)));
+  SPIPlanPtr rows = guarded_prepare(rows_query, "rows_query");
+  const TupleDesc rdesc = desc_of(rows);
+  const int columns = rdesc ? rdesc->natts : 0;
+  if (columns != 2 && columns != 3)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("%s: rows_query must return 2 columns (unit, key) or 3 (unit, key, value), but returns %d",
+                           kName, columns)));
+  if (!ordered_by_first_column(query_of(rows)))
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("%s: rows_query must end with ORDER BY 1 (its unit column), so that each unit's rows "
+                           "arrive together", kName)));
+  Oid types[3] = {TupleDescAttr(rdesc, 0)->atttypid, TupleDescAttr(rdesc, 1)->atttypid,
+                  columns == 3 ? TupleDescAttr(rdesc, 2)->atttypid : InvalidOid};
+  if (!integer_type(types[0]))
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("%s: rows_query's unit (its first column) must be an integer (smallint, integer or "
+                           "bigint), but is %s", kName, format_type_be(types[0]))));
+  if (!key_type(types[1]))
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("%s: rows_query's key (its second column) must be of a built-in type, but is %s", kName,
+                           format_type_be(types[1]))));
+  if (columns == 3 && !number_type(types[2]))
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("%s: rows_query's value (its third column) must be a number (smallint, integer, bigint, "
+                           "real, double precision or numeric), but is %s", kName, format_type_be(types[2]))));
+  const bool has_value = columns == 3;
+
+  // The plan of the noise, the keys query, and memory fixed by the parameters.
+  GroupsRun* run = nullptr;
+  run_cpp(f, kName, [&] { run = new GroupsRun(epsilon, options, has_value, private_keys); });
+  raise(f);
+  MemoryContextCallback* cb = static_cast<MemoryContextCallback*>(MemoryContextAllocZero(caller, sizeof *cb));
+  cb->func = delete_run;
+  cb->arg = run;
+  MemoryContextRegisterResetCallback(caller, cb);
+  SPIPlanPtr keys = nullptr;
+  Oid key_type_oid = InvalidOid;
+  if (!private_keys) {
+    keys = guarded_prepare(keys_query, "keys_query");
+    const TupleDesc kdesc = desc_of(keys);
+    if (!kdesc || kdesc->natts != 1)
+      ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                      errmsg("%s: keys_query must return 1 column, but returns %d", kName, kdesc ? kdesc->natts : 0)));
+    key_type_oid = TupleDescAttr(kdesc, 0)->atttypid;
+    if (!key_type(key_type_oid))
+      ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                      errmsg("%s: keys_query's column must be of a built-in type, but is %s", kName,
+                             format_type_be(key_type_oid))));
+  }
+
+  // Plan both queries (constant calls are folded here, and fail here if they
+  // fail) and start their executors, reading no row yet.
+  Portal keys_portal = private_keys ? nullptr : open_cursor(keys, "keys_query");
+  Portal rows_portal = open_cursor(rows, "rows_query");
+
+  // The charge, before the first row. noise=gaussian: charged as the
+  // (epsilon, delta) it guarantees, its rho recorded beside them.
+  const std::int64_t entry =
+      charge_release(kName, epsilon, run->plan.delta(), run->plan.gaussian() ? run->plan.rho() : 0.0);
+
+  // The rows. From here on every failure gives one message.
+  MemoryContext rowcxt = AllocSetContextCreate(CurrentMemoryContext, "private_groups rows", ALLOCSET_DEFAULT_SIZES);
+  PG_TRY();
+  {
+    if (!private_keys) {
+      Reader r{};
+      r.run = run;
+      r.keys = true;
+      r.types[0] = key_type_oid;
+      r.f = &f;
+      r.rowcxt = rowcxt;
+      read_all(keys_portal, r);
+    }
+    if (!f.failed) {
+      Reader r{};
+      r.run = run;
+      r.keys = false;
+      std::copy(std::begin(types), std::end(types), r.types);
+      r.has_value = has_value;
+      r.private_keys = private_keys;
+      r.f = &f;
+      r.rowcxt = rowcxt;
+      read_all(rows_portal, r);
+    }
+    if (!f.failed) run_cpp(f, kName, [&] { run->release(); });
+  }
+  PG_CATCH();
+  {
+    MemoryContextSwitchTo(caller);
+    FlushErrorState();
+    read_failed();
+  }
+  PG_END_TRY();
+  if (f.failed) read_failed();
+
+  // The published rows.
+  const std::int64_t released = static_cast<std::int64_t>(run->out.size());
+  const MemoryContext old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
+  for (const GroupsRun::Out& o : run->out) {
+    Datum values[8];
+    bool nulls[8] = {false, false, false, false, false, false, false, false};
+    const KeyId& k = run->keys[o.key];
+    if (k.null) nulls[0] = true;
+    else values[0] = PointerGetDatum(cstring_to_text_with_len(k.text.data(), static_cast<int>(k.text.size())));
+    values[1] = Int64GetDatum(o.r.count);
+    if (has_value) values[2] = Float8GetDatum(o.r.sum);
+    else nulls[2] = true;
+    if (o.r.mean) values[3] = Float8GetDatum(*o.r.mean);
+    else nulls[3] = true;
+    if (run->count_hw) values[4] = Int64GetDatum(*run->count_hw);
+    else nulls[4] = true;
+    if (has_value && run->sum_hw) values[5] = Float8GetDatum(*run->sum_hw);
+    else nulls[5] = true;
+    if (o.mean_interval) {
+      values[6] = Float8GetDatum(o.mean_interval->first);
+      values[7] = Float8GetDatum(o.mean_interval->second);
+    } else {
+      nulls[6] = nulls[7] = true;
+    }
+    tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+  }
+  MemoryContextSwitchTo(old);
+  SPI_finish();
+  record_released_keys(kName, entry, released);
+  return static_cast<Datum>(0);
+}
+
+}  // extern "C"
