@@ -380,6 +380,17 @@ class Ledger(unittest.TestCase):
         self.assertEqual(rows, [["private_count", repr(self.EPS), "SELECT private_count(0.5) FROM t;"],
                                 ["staircase_sum", "0.25", "SELECT staircase_sum(x, 0.25, 10) FROM t WHERE g < 0;"]])
 
+    def test_budget_scalars(self):
+        for f in ("dp_budget_spent", "dp_budget_remaining", "dp_delta_spent", "dp_delta_remaining"):
+            self.assertEqual(SERVER.error_of("SELECT %s()" % f, db="ledger"),
+                             "%s: no privacy ledger is attached to this database (see dp_ledger_attach)" % f)
+        SERVER.psql("SELECT dp_ledger_attach(2.0, 1e-6); SELECT private_count(0.5) FROM t", db="ledger")
+        row = SERVER.psql("SELECT dp_budget_spent(), dp_budget_remaining(), dp_delta_spent(), dp_delta_remaining()",
+                          db="ledger")[0]
+        self.assertEqual(float(row[0]), self.UNITS / 1e12)
+        self.assertEqual(float(row[1]), (2 * 10**12 - self.UNITS) / 1e12)
+        self.assertEqual([float(row[2]), float(row[3])], [0.0, 1e-6])
+
     def test_refused_when_the_budget_does_not_allow_it(self):
         # 7.0 allows 10 releases at ln 2 (6.93...), not 11
         SERVER.psql("SELECT dp_ledger_attach(7.0);" + "SELECT private_count(0.5) FROM t;" * 10, db="ledger")
