@@ -695,20 +695,49 @@ def to_postgres(sql):
     return code
 
 
+def load_sample_database(db="postgres"):
+    """The sample database's tables (sql/fixtures/hospital.sql), copied from SQLite."""
+    lite = sqlite3.connect(":memory:")
+    with open(os.path.join(SOURCE, "sql", "fixtures", "hospital.sql")) as f:
+        lite.executescript(f.read())
+    rows = lite.execute("SELECT id, ward, age, smoker, income, visits FROM patients").fetchall()
+    values = ", ".join("(%d, '%s', %d, %s, %s, %d)" % (i, w, a, "true" if s else "false",
+                                                         "NULL" if inc is None else repr(inc), v)
+                       for i, w, a, s, inc, v in rows)
+    wards = ", ".join("('%s', %d)" % r for r in lite.execute("SELECT ward, floor FROM wards"))
+    visits = ", ".join("(%d, %d, '%s', '%s', %s)" % (i, p, w, d, "NULL" if c is None else repr(c))
+                       for i, p, w, d, c in lite.execute("SELECT id, patient_id, ward, diagnosis, cost FROM visits"))
+    SERVER.psql("DROP TABLE IF EXISTS visits, patients, wards; "
+                "CREATE TABLE wards(ward text PRIMARY KEY, floor int8); INSERT INTO wards VALUES %s; "
+                "CREATE TABLE patients(id int8, ward text, age int8, smoker boolean, income float8, visits int8); "
+                "INSERT INTO patients VALUES %s; "
+                "CREATE TABLE visits(id int8, patient_id int8, ward text, diagnosis text, cost float8); "
+                "INSERT INTO visits VALUES %s;" % (wards, values, visits), db=db)
+
+
+class ReadmeOnPostgres(unittest.TestCase):
+    def test_the_readme_postgresql_blocks_run(self):
+        """Every ```postgresql block of README.md runs, in a fresh database with the sample tables."""
+        with open(os.path.join(SOURCE, "README.md")) as f:
+            blocks = re.findall(r"^```postgresql\n(.*?)^```", f.read(), re.M | re.S)
+        self.assertTrue(blocks)
+        SERVER.psql("DROP DATABASE IF EXISTS readme; CREATE DATABASE readme")
+        try:
+            load_sample_database(db="readme")
+            for block in blocks:
+                rows = SERVER.psql(block, db="readme")
+                self.assertTrue(rows, block)
+            # every function the tour releases with is in its ledger
+            called = set(re.findall(r"\b(private_\w+|staircase_sum|laplace_sum)\(", "\n".join(blocks)))
+            charged = {r[0] for r in SERVER.psql("SELECT DISTINCT function FROM dp_ledger_entries", db="readme")}
+            self.assertEqual(charged, called)
+        finally:
+            SERVER.psql("DROP DATABASE IF EXISTS readme")
+
+
 class ReferenceExamples(unittest.TestCase):
     def test_reference_examples(self):
-        # the sample database's tables (sql/fixtures/hospital.sql), copied from SQLite
-        db = sqlite3.connect(":memory:")
-        with open(os.path.join(SOURCE, "sql", "fixtures", "hospital.sql")) as f:
-            db.executescript(f.read())
-        rows = db.execute("SELECT id, ward, age, smoker, income, visits FROM patients").fetchall()
-        values = ", ".join("(%d, '%s', %d, %s, %s, %d)" % (i, w, a, "true" if s else "false",
-                                                             "NULL" if inc is None else repr(inc), v)
-                           for i, w, a, s, inc, v in rows)
-        wards = ", ".join("('%s', %d)" % r for r in db.execute("SELECT ward, floor FROM wards"))
-        SERVER.psql("DROP TABLE IF EXISTS patients, wards; CREATE TABLE wards(ward text PRIMARY KEY, floor int8); "
-                    "INSERT INTO wards VALUES %s; CREATE TABLE patients(id int8, ward text, age int8, smoker boolean, "
-                    "income float8, visits int8); INSERT INTO patients VALUES %s;" % (wards, values))
+        load_sample_database()
         run = compared = 0
         for line, sql, expected in reference_statements():
             pg = to_postgres(sql)
