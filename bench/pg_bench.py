@@ -68,7 +68,7 @@ def main():
         # no sort; 1,000 public keys.
         s.psql("CREATE TABLE v (unit int8, key int4, value float8);"
                f"INSERT INTO v SELECT i / 10, ((i / 10) % 980 + i % 20)::int4, (i * 7919 % 1200) / 10.0 - 10 "
-               f"FROM generate_series(0, {args.rows} - 1) i;"
+               f"FROM generate_series(0::int8, {args.rows} - 1) i;"
                "CREATE INDEX ON v (unit); CREATE TABLE k AS SELECT generate_series(0, 999)::int4 AS k;"
                "VACUUM ANALYZE v; VACUUM ANALYZE k;")
         has_groups = s.psql("SELECT count(*) FROM pg_proc WHERE proname = 'private_groups'")[0][0] != "0"
