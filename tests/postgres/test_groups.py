@@ -53,7 +53,7 @@ def q(s):
 
 
 def call(rows, eps, options=None, keys=None):
-    return "private_groups(%s, %r, %s, %s)" % (q(rows), eps, q(options), q(keys))
+    return "private_groups(%s, %s, %s, %s)" % (q(rows), "NULL" if eps is None else repr(eps), q(options), q(keys))
 
 
 def psql(sql, db=DB):
@@ -489,6 +489,9 @@ class Ledger(unittest.TestCase):
 
 # Argument and query errors: the same text as SQLite's binding.
 MESSAGE_CASES = [
+    (None, 1.0, None, "SELECT k FROM pub"),
+    (ROWS, None, None, "SELECT k FROM pub"),
+    (ROWS, 0.0, None, "SELECT k FROM pub"),
     (ROWS, 1.0, None, None),
     (ROWS, -1.0, None, "SELECT k FROM pub"),
     (ROWS, 1.0, "maxgroups=2", "SELECT k FROM pub"),
