@@ -11,13 +11,19 @@ for the same arguments (Debian's python3 loads SQLite extensions).
   keys sorted (numbers by value).
 - Laws: the counts' noise against the two-sided geometric of alpha =
   e^-(eps / 2GR) (chi-square; the law without the factor 2 is rejected);
-  a unit keeps a uniform G-subset of its keys (chi-square).
+  with noise=gaussian against the discrete Gaussian of sigma^2 = G R^2 / rho
+  (rho from the ledger's entry; the law without G is rejected); a unit keeps
+  a uniform G-subset of its keys (chi-square).
 - Selection: private keys with many units are released, a one-unit key is
   not; a paired-neighbour audit (Clopper-Pearson) that P1 <= e^eps P0 + delta
   for the event "the key is released" and a count event.
 - Boundary: off-allow-list functions, optdp's functions, scalar subqueries,
-  through views, refused when prepared and identically on neighbouring data
-  (a row with x = 0 under 1/x); refused shapes; nothing charged.
+  text without a collation, through views, refused when prepared and
+  identically on neighbouring data (a row with x = 0 under 1/x); calls on
+  constants folded before the charge; refused shapes (joins, WHERE, GROUP
+  BY, subqueries, a function, trigger or DO block running the call); a
+  failure while reading (a statement timeout) gives the one message and
+  stays charged; nothing charged otherwise.
 - Ledger: one entry per release (delta and released_keys recorded), the
   delta budget and its messages, the one-argument form refusing a delta.
 """
@@ -53,7 +59,7 @@ def q(s):
 
 
 def call(rows, eps, options=None, keys=None):
-    return "private_groups(%s, %r, %s, %s)" % (q(rows), eps, q(options), q(keys))
+    return "private_groups(%s, %s, %s, %s)" % (q(rows), "NULL" if eps is None else repr(eps), q(options), q(keys))
 
 
 def psql(sql, db=DB):
@@ -194,6 +200,35 @@ class Laws(unittest.TestCase):
             self.assertLess(chi_square_p(obs, geometric_law(math.exp(-eps / 2))), P_MIN)
         finally:
             psql("DROP TABLE law")
+
+    def test_gaussian_counts_have_the_discrete_gaussian_law(self):
+        # noise=gaussian, public keys, no value: one part, rho from the ledger's entry;
+        # each count gets the discrete Gaussian with sigma^2 = G R^2 / rho
+        psql("CREATE TABLE glaw AS SELECT u, u % 40 AS k FROM generate_series(0, 199) u")
+        try:
+            c = call("SELECT u, k FROM glaw ORDER BY 1", 1.0, "max_groups=2, noise=gaussian, delta=1e-5",
+                     "SELECT DISTINCT k FROM glaw")
+            psql("TRUNCATE optdp_budget, optdp_charges; SELECT dp_ledger_attach(1000, 0.5)")
+            psql("SELECT count(*) FROM %s" % c)
+            rho = float(psql("SELECT rho FROM dp_ledger_entries")[0][0])
+            psql("TRUNCATE optdp_budget, optdp_charges")
+            rows = psql("SELECT dp_seed(9);" + ("SELECT count FROM %s;" % c) * 50)[1:]
+            self.assertEqual(len(rows), 2000)
+            obs = {}
+            for r in rows:
+                z = int(r[0]) - 5
+                obs[z] = obs.get(z, 0) + 1
+
+            def law(sigma2, width=400):
+                w = {z: math.exp(-z * z / (2 * sigma2)) for z in range(-width, width + 1)}
+                total = sum(w.values())
+                return {z: p / total for z, p in w.items()}
+
+            self.assertGreater(chi_square_p(obs, law(2 / rho)), P_MIN)
+            # the test can fail: without the factor G (sigma^2 = R^2 / rho) the law is rejected
+            self.assertLess(chi_square_p(obs, law(1 / rho)), P_MIN)
+        finally:
+            psql("DROP TABLE glaw; TRUNCATE optdp_budget, optdp_charges")
 
     def test_a_unit_keeps_a_uniform_subset_of_its_keys(self):
         # 100 units, each with keys 0..4, G = 2: each key is kept by 40 units on average
@@ -489,6 +524,9 @@ class Ledger(unittest.TestCase):
 
 # Argument and query errors: the same text as SQLite's binding.
 MESSAGE_CASES = [
+    (None, 1.0, None, "SELECT k FROM pub"),
+    (ROWS, None, None, "SELECT k FROM pub"),
+    (ROWS, 0.0, None, "SELECT k FROM pub"),
     (ROWS, 1.0, None, None),
     (ROWS, -1.0, None, "SELECT k FROM pub"),
     (ROWS, 1.0, "maxgroups=2", "SELECT k FROM pub"),
