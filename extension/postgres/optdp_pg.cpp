@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <memory>
 #include <new>
@@ -469,6 +470,19 @@ void read_call(FunctionCallInfo fcinfo, const char* function, int first, CallPar
 
 std::string describe_number(double v) { return optdp::format_double(v); }
 
+// The first check of every parameter, as in SQLite (sql/catalogue.py's
+// literal_param): each must be row-independent before any value is checked,
+// so that a bad literal eps and a column for upper give upper's message.
+// names: the parameters in order (those past p.count are not in the call).
+void all_constant(const CallParams& p, std::initializer_list<const char*> names) {
+  int i = 0;
+  for (const char* name : names) {
+    if (i >= p.count) break;
+    if (!p.constant[i]) not_constant(name);
+    ++i;
+  }
+}
+
 double number_param(const CallParams& p, int i, const char* name) {
   if (!p.constant[i]) not_constant(name);
   if (p.isnull[i]) throw std::invalid_argument(std::string(name) + " must be a number, but is NULL");
@@ -727,6 +741,10 @@ const SumParams& sum_params(FunctionCallInfo fcinfo, const char* function) {
   Failure f;
   SumParams s{};
   run_cpp(f, function, [&] {
+    if (p.count == 2)
+      all_constant(p, {"eps", "delta"});
+    else
+      all_constant(p, {"eps", "lower", "upper", "cost"});
     s.eps = number_param(p, 0, "eps");
     optdp::check_positive(s.eps, "eps");
     if (p.count == 2) {
@@ -959,8 +977,12 @@ const optdp::MomentsPlan& moments_plan(FunctionCallInfo fcinfo, const char* func
   read_call(fcinfo, function, 1, p);
   Failure f;
   run_cpp(f, function, [&] {
-    const optdp::MomentsPlan plan(kind, number_param(p, 0, "eps"), number_param(p, 1, "lower"),
-                                  number_param(p, 2, "upper"));
+    all_constant(p, {"eps", "lower", "upper"});
+    // read in order (a constructor's arguments are evaluated in no set order)
+    const double eps = number_param(p, 0, "eps");
+    const double lower = number_param(p, 1, "lower");
+    const double upper = number_param(p, 2, "upper");
+    const optdp::MomentsPlan plan(kind, eps, lower, upper);
     std::memcpy(cache->plan_bytes, &plan, sizeof plan);
   });
   raise(f);
@@ -1089,6 +1111,10 @@ const QuantileCache& quantile_params(FunctionCallInfo fcinfo, const char* functi
   read_call(fcinfo, function, 1, p);
   Failure f;
   run_cpp(f, function, [&] {
+    if (p.count == 4)
+      all_constant(p, {"q", "eps", "lower", "upper"});
+    else
+      all_constant(p, {"eps", "lower", "upper"});
     int i = 0;
     double q = 0.5;
     if (p.count == 4) {
@@ -1308,6 +1334,7 @@ const SelectParams& select_params(FunctionCallInfo fcinfo, const char* function)
   Failure f;
   SelectParams s{};
   run_cpp(f, function, [&] {
+    all_constant(p, {"eps", "sensitivity", "method"});
     s.eps = number_param(p, 0, "eps");
     optdp::check_positive(s.eps, "eps");
     s.sensitivity = 1;
@@ -1552,6 +1579,8 @@ const LevelsParams& levels_params(FunctionCallInfo fcinfo, const char* function,
   LevelsParams s{};
   run_cpp(f, function, [&] {
     std::vector<double> a;
+    for (int i = 0; i < p.count; ++i)
+      if (!p.constant[i]) not_constant(("alpha_" + std::to_string(i + 1)).c_str());
     for (int i = 0; i < p.count; ++i) {
       const std::string name = "alpha_" + std::to_string(i + 1);
       a.push_back(number_param(p, i, name.c_str()));

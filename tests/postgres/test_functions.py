@@ -1,5 +1,6 @@
-"""optdp's scalar helpers and set-returning functions on PostgreSQL 15,
-against the SQLite module on the same arguments.
+"""optdp's scalar helpers, set-returning functions and (for the bad-input
+catalogue) aggregates on PostgreSQL 15, against the SQLite module on the same
+arguments.
 
 Usage: test_functions.py <build>/postgres <build>/optdp.so <build>/catalogue/catalogue.json <source dir> [unittest args]
 
@@ -16,6 +17,16 @@ Usage: test_functions.py <build>/postgres <build>/optdp.so <build>/catalogue/cat
     for a float8) what SQLite gives for the value PostgreSQL made of it.
     Set-returning functions run in the select list, where their rows are
     streamed and LIMIT stops them early.
+  * The catalogue's cases of the aggregates PostgreSQL has, one call on
+    t(x float8) = 1, 2, 3 or e(x float8) empty: a value where SQLite gives
+    one (NULL only where the catalogue allows it), SQLite's message (values
+    as float8's shortest form) where it gives one, with docs/scale.md's
+    differences: a parameter of the row gets PostgreSQL's words for it; an
+    expression of constants, which PostgreSQL evaluates, gets what SQLite
+    gives for its value bound; a value of a type PostgreSQL casts or has no
+    aggregate for gives PostgreSQL's type error or, where it ran, what SQLite
+    gives for the values PostgreSQL's types made; an arity SQLite refuses is
+    "function ... does not exist". The counts by class are printed.
   * The messages: a scalar quotes values only when every argument is a
     constant or a query parameter; otherwise hide_values() (as in SQLite).
   * The examples of sql/reference.md that use only the functions PostgreSQL has.
@@ -25,6 +36,7 @@ import math
 import os
 import re
 import sqlite3
+import struct
 import sys
 import unittest
 
@@ -664,6 +676,313 @@ class Catalogue(unittest.TestCase):
             return None
         like = exp["error_like"]
         for name in like.get("names", []):
+            if not re.search(r"(?<![A-Za-z0-9_])%s(?![A-Za-z0-9_])" % re.escape(name), err):
+                return "the message does not name %r: %s" % (name, err)
+        return None
+
+
+# ---- the catalogue's aggregate cases -----------------------------------------------
+# The PostgreSQL signature of each aggregate by arity: f a float8 parameter,
+# t a text parameter, and the data: x float8, A anyelement (private_count's
+# and private_count_levels_of's x), C anycompatible (private_select's candidate).
+AGG_SIGNATURES = {
+    ("private_count", 1): "f", ("private_count", 2): "Af",
+    ("staircase_sum", 3): "xff", ("staircase_sum", 4): "xfff", ("staircase_sum", 5): "xffft",
+    ("laplace_sum", 3): "xff", ("laplace_sum", 4): "xfff",
+    ("private_avg", 4): "xfff", ("private_var", 4): "xfff", ("private_stddev", 4): "xfff",
+    ("private_quantile", 5): "xffff", ("private_median", 4): "xfff",
+    ("private_select", 3): "Cxf", ("private_select", 4): "Cxff", ("private_select", 5): "Cxfft",
+}
+for _k in range(1, 17):
+    AGG_SIGNATURES[("private_count_levels", _k)] = "f" * _k
+    AGG_SIGNATURES[("private_count_levels_of", _k + 1)] = "A" + "f" * _k
+AGGREGATES = {name for name, _ in AGG_SIGNATURES}
+AGG_CALL_RE = re.compile(r"SELECT (\w+)\((.*)\) FROM ([te])$")
+NOT_LITERAL = "must be a literal or a bound parameter"
+# SQLite's 'x' outside a blob literal x'..' and outside quotes
+ROW_RE = re.compile(r"(?<![\w'])x(?![\w'])")
+
+
+def unquoted(expr):
+    return re.sub(r"'(?:[^']|'')*'", "''", expr)
+
+
+def one_call(args):
+    """Whether the text between a call's parentheses is its arguments alone
+    (not 'x, 0.5), g(x, 0.25' from two calls)."""
+    depth = 0
+    for ch in unquoted(args):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def agg_arg(expr, ptype):
+    """(PostgreSQL expression, kind, SQLite value) for one argument of an
+    aggregate: kind 'same' (PostgreSQL takes the value as SQLite does),
+    'row' (an expression of the row), 'type' (a type difference: the value
+    is of a type PostgreSQL casts or has no aggregate for), 'nan' or 'skip'."""
+    if ROW_RE.search(unquoted(expr)):
+        if expr == "x" and ptype in "xAC":
+            return "x", "same", None  # the data
+        pg = long_text_sql(expr)
+        if pg is None:
+            return None, "skip", None
+        # x'..' is a bit string on PostgreSQL; SQLite's 1e999 is inf; its
+        # scalar max() and min() are greatest() and least()
+        pg = pg.replace("1e999", "'Infinity'::float8")
+        pg = re.sub(r"\b(max|min)\(([^()]*,[^()]*)\)",
+                    lambda m: "%s(%s)" % ({"max": "greatest", "min": "least"}[m.group(1)], m.group(2)), pg)
+        typed = "'" in pg or "zeroblob" in expr
+        return pg, ("row_type" if typed else "row"), None
+    if expr.replace(" ", "") == "(1e999-1e999)":
+        # SQLite makes a NaN NULL; PostgreSQL keeps it
+        return "'NaN'::float8", ("type" if ptype == "t" else "nan data" if ptype in "xAC" else "nan"), None
+    try:
+        typ, value = LITE.execute("SELECT typeof(%s), %s" % (expr, expr)).fetchone()
+    except sqlite3.Error:
+        return None, "skip", None  # an argument that is an error of its own (dp_alpha(0))
+    poly = ptype in "AC"
+    ptype = "f" if ptype == "x" else ptype
+    if typ == "null":
+        return ("NULL::text" if poly else "NULL"), "same", None
+    if typ == "blob":
+        return "'\\x%s'::bytea" % value.hex(), ("same" if poly else "type"), value
+    if typ == "integer":
+        lit = "'%d'::int8" % value if value == -2 ** 63 else str(value)
+        if poly or (ptype == "f" and abs(value) <= 2 ** 53):
+            return lit, "same", value
+        return lit, "type", value
+    if typ == "real":
+        return float_literal(value), ("same" if ptype != "t" else "type"), value
+    if len(value) > 2000:
+        lit = long_text_sql(expr)
+        if lit is None:
+            return None, "skip", value
+    elif "\x00" in value:
+        return None, "skip", value  # PostgreSQL's text cannot hold a NUL byte
+    else:
+        lit = "'%s'" % value.replace("'", "''")
+    if poly:
+        return lit + "::text", "same", value
+    return lit, ("same" if ptype == "t" else "type"), value
+
+
+def translate_aggregate_case(case):
+    """(kind, PostgreSQL SQL, SQLite SQL with ? for each constant, SQLite
+    values, function, the constants' PostgreSQL expressions and types,
+    whether an expression of the row holds a quoted value) or (kind, why). kind: 'same', 'row' (SQLite's 'must be a
+    literal' for an expression of the row: PostgreSQL's own words),
+    'constant' (SQLite's 'must be a literal' for an expression of constants,
+    which PostgreSQL evaluates: compared with SQLite on the values bound),
+    'type', 'nan data', 'nan parameter' (SQLite has no NaN to compare with),
+    'arity'."""
+    m = AGG_CALL_RE.match(case["sql"])
+    if case.get("bind") is not None or case.get("setup"):
+        return ("not applicable", "bound parameters or a setup of its own")
+    if not m or not one_call(m.group(2)):
+        return ("not applicable", "not one call on t or e")
+    fn, args, table = m.group(1), split_args(m.group(2)), m.group(3)
+    if case.get("source") == "sqlite":
+        # SQLite's wrong number of arguments: PostgreSQL has no such aggregate
+        # (more than 16 levels included)
+        if "wrong number of arguments" not in case["expect"].get("error", ""):
+            return ("not applicable", "SQLite's own error")
+        if (fn, len(args)) in AGG_SIGNATURES:
+            return ("not applicable", "an arity only SQLite refuses")
+        pg_args = ["'%r'::float8" % float(a) if re.fullmatch(r"[\d.]+", a) else a for a in args]
+        return ("arity", "SELECT %s(%s) FROM %s" % (fn, ", ".join(pg_args), table), None, None, fn, [], False)
+    sig = AGG_SIGNATURES.get((fn, len(args)))
+    if sig is None:
+        return ("not applicable", "no such arity")
+    pg_args, lite_args, kinds, values, consts = [], [], [], [], []
+    for expr, ptype in zip(args, sig):
+        lit, kind, value = agg_arg(expr, ptype)
+        if kind == "skip":
+            return ("not applicable", "an argument PostgreSQL cannot take (a NUL in text) or an error of its own")
+        pg_args.append(lit)
+        kinds.append(kind)
+        if kind in ("row", "row_type") or lit == "x":
+            lite_args.append(expr)
+        else:
+            lite_args.append("?")
+            values.append(value)
+            consts.append((lit, ptype))
+    exp = case["expect"]
+    if "type" in kinds or "row_type" in kinds:
+        kind = "type"
+    elif "nan data" in kinds:
+        kind = "nan data"
+    elif "nan" in kinds:
+        kind = "nan parameter"
+    elif NOT_LITERAL in exp.get("error", ""):
+        kind = "row" if "row" in kinds else "constant"
+    else:
+        kind = "same"
+    pg = "SELECT %s(%s) FROM %s" % (fn, ", ".join(pg_args), table)
+    lite_sql = "SELECT %s(%s) FROM %s" % (fn, ", ".join(lite_args), table)
+    return (kind, pg, lite_sql, values, fn, consts, "row_type" in kinds)
+
+
+def pg_not_literal(message):
+    """SQLite's 'must be a literal' message in PostgreSQL's words (docs/scale.md)."""
+    message = message.replace(NOT_LITERAL, "must be a literal or a query parameter")
+    return re.sub(r"but is the expression '.*'$", "but is an expression that can depend on a row", message)
+
+
+NUMBER_RE = re.compile(r"-?\d+(?:\.\d+)?(?:e[+-]?\d+)?")
+
+
+def same_up_to_15_digits(a, b):
+    """Two messages the same but for their numbers, which agree to 15
+    significant digits: SQLite shows a bound REAL beyond 2^53 through its
+    15-digit text (9223372036854779904.0), PostgreSQL the double exactly
+    (9223372036854775808)."""
+    if NUMBER_RE.sub("#", a) != NUMBER_RE.sub("#", b):
+        return False
+    return all("%.15g" % float(x) == "%.15g" % float(y) for x, y in zip(NUMBER_RE.findall(a), NUMBER_RE.findall(b)))
+
+
+class AggregateCatalogue(unittest.TestCase):
+    def test_aggregate_catalogue_on_postgres(self):
+        """The catalogue's cases of the aggregates PostgreSQL has, on t(x
+        float8) = 1, 2, 3 and e(x float8) empty: SQLite's value (NULL only
+        where the catalogue allows it) or SQLite's message, except for the
+        documented differences (docs/scale.md's side-by-side table)."""
+        with open(CATALOGUE, encoding="utf-8") as f:
+            cases = [c for c in json.load(f)["cases"] if c["function"] in AGGREGATES]
+        SERVER.psql("DROP TABLE IF EXISTS t, e; CREATE TABLE t(x float8); INSERT INTO t VALUES (1), (2), (3); "
+                    "CREATE TABLE e(x float8)")
+        # SQLite's tables, for the cases compared with SQLite on values bound
+        with open(CATALOGUE, encoding="utf-8") as f:
+            LITE.execute("DROP TABLE IF EXISTS t")
+            LITE.execute("DROP TABLE IF EXISTS e")
+            for statement in json.load(f)["setup"]:
+                LITE.execute(statement)
+        plans = [(c, translate_aggregate_case(c)) for c in cases]
+        runnable = [(c, p) for c, p in plans if len(p) > 2]
+        results = pg_many([p[1] for _, p in runnable])
+        counts, outcomes, failures = {}, {}, []
+        # the values PostgreSQL's types make of a type difference's constants
+        # (a quoted '0.5' is 0.5, 2^63 a rounded double) where it ran
+        coerced = [(c, p, r) for (c, p), r in zip(runnable, results)
+                   if p[0] == "type" and r.get("state") in (None, "22023") and not p[6]]
+        # (a float8 as its 8 bytes: its text may be rounded to 15 digits)
+        made = pg_many(["SELECT json_build_array(%s) AS a" % ", ".join(
+            "(%s)::text" % lit if t in "tAC" else "encode(float8send((%s)::float8), 'hex')" % lit
+            for lit, t in p[5]) for _, p, _ in coerced])
+        bound = {id(p): [v if t in "tAC" or v is None else struct.unpack(">d", bytes.fromhex(v))[0]
+                         for v, (_, t) in zip(m["rows"][0]["a"], p[5])] if "rows" in m else m
+                 for (_, p, _), m in zip(coerced, made)}
+        for (case, plan), res in zip(runnable, results):
+            kind = plan[0]
+            counts[kind] = counts.get(kind, 0) + 1
+            if kind in ("type", "nan data", "nan parameter"):
+                o = "%s: %s" % (kind, res.get("state", "a value"))
+                outcomes[o] = outcomes.get(o, 0) + 1
+            why = self.check(case, plan, res, bound.get(id(plan)))
+            if why:
+                failures.append("%s\n    %s\n    %s" % (case["id"], plan[1][:300], why))
+        skipped = {}
+        for c, p in plans:
+            if len(p) == 2:
+                skipped[p[1]] = skipped.get(p[1], 0) + 1
+        print("\naggregate catalogue on PostgreSQL: %d cases; %s; not applicable %d %s" % (
+            len(cases), ", ".join("%s %d" % kv for kv in sorted(counts.items())), sum(skipped.values()),
+            sorted(skipped.items())), file=sys.stderr)
+        print("type differences and NaN by outcome (SQLSTATE): %s" % sorted(outcomes.items()), file=sys.stderr)
+        # never a crash: the server still answers
+        self.assertEqual(SERVER.psql("SELECT 1"), [["1"]])
+        if failures:
+            self.fail("%d failures:\n%s" % (len(failures), "\n".join(failures[:40])))
+        self.assertGreater(counts.get("same", 0), 2000)
+
+    def test_every_parameter_is_read_before_any_is_checked(self):
+        """As in SQLite (sql/catalogue.py's literal_param), a parameter of the
+        row is refused before an earlier bad literal's value: the catalogue
+        has this case for staircase_sum only."""
+        SERVER.psql("DROP TABLE IF EXISTS r2; CREATE TABLE r2(x float8); INSERT INTO r2 VALUES (1)")
+        for call, arg in [("staircase_sum(x, 0, 0, x)", "upper"), ("staircase_sum(x, NULL, x)", "delta"),
+                          ("laplace_sum(x, 0, 0, x)", "upper"), ("private_avg(x, 0, 0, x)", "upper"),
+                          ("private_var(x, NULL, x, 10)", "lower"), ("private_stddev(x, -1, 0, x)", "upper"),
+                          ("private_quantile(x, 2, 1.0, 0, x)", "upper"), ("private_median(x, 0, x, 10)", "lower"),
+                          ("private_select(x, x, 0, x)", "sensitivity"),
+                          ("private_select(x, x, 1.0, 0, x::text)", "method"),
+                          ("private_count_levels(2, x)", "alpha_2"),
+                          ("private_count_levels_of(x, 0.5, 0.2, x)", "alpha_3")]:
+            fn = call.split("(")[0]
+            for table in ("r2", "r2 WHERE false"):
+                self.assertEqual(SERVER.error_of("SELECT %s FROM %s" % (call, table)),
+                                 "%s: %s must be a literal or a query parameter (optdp fixes the noise before it "
+                                 "reads any row), but is an expression that can depend on a row" % (fn, arg), call)
+
+    def check(self, case, plan, res, bound=None):
+        kind, sql, lite_sql, values, fn, _, row_typed = plan
+        exp = case["expect"]
+        err, state = res.get("error"), res.get("state")
+        if state == "XX000":
+            return "an internal error: " + err
+        if err is not None and state == "22023" and not err.startswith(fn + ": "):
+            return "an optdp error that does not start with %r: %s" % (fn + ": ", err)
+        if kind == "arity":
+            return None if state == "42883" else "not 'function ... does not exist': %s %s" % (state, err)
+        if kind == "type":
+            # PostgreSQL's own type error (no aggregate takes that type, a text
+            # that is not a number, a CASE of mixed types), optdp's, or a value
+            if state not in (None, "42883", "22P02", "42804", "22023"):
+                return "neither a type error nor a value nor optdp's error: %s %s" % (state, err)
+            if state in ("42883", "22P02", "42804"):
+                return None
+            if row_typed:
+                # an expression of the row that PostgreSQL's types took
+                if err is None or "error" not in exp or err != pg_not_literal(float8_text(exp["error"])):
+                    return "expected %s, got %s" % (exp, err)
+                return None
+            # optdp's outcome for the values PostgreSQL made: SQLite's for them, bound
+            if isinstance(bound, dict):
+                return "its arguments cannot be read back: %s" % bound.get("error")
+            want = lite(lite_sql, bound)
+            if isinstance(want, tuple):
+                if err is None or not same_up_to_15_digits(float8_text(want[1]), err):
+                    return "SQLite on the values bound: %s\n      PostgreSQL: %s" % (want[1], err)
+            elif err is not None:
+                return "SQLite on the values bound gives a value, PostgreSQL: %s" % err
+            return None
+        if kind == "nan data":
+            # a NaN datum is read (a score as 0, docs/scale.md), never refused
+            return None if err is None else "an error for a NaN datum: %s %s" % (state, err)
+        if kind == "nan parameter":
+            # SQLite's NaN is an expression (or NULL), PostgreSQL's a constant: refused, by name
+            if state != "22023" or not err.startswith("%s: %s must" % (fn, case["argument"])):
+                return "not optdp's error for %s: %s %s" % (case["argument"], state, err)
+            return None
+        if kind == "constant":
+            # PostgreSQL evaluates an expression of constants: SQLite's outcome
+            # for the same values bound
+            want = lite(lite_sql, values)
+            if isinstance(want, tuple):
+                exp = {"error": want[1]}
+            else:
+                return None if err is None else "an error where SQLite on the values bound gives a value: " + err
+        if "ok" in exp or "rows" in exp:
+            if err is not None:
+                return "an error where a value was due: " + err
+            value = list(res["rows"][0].values())[0] if res.get("rows") else None
+            if exp.get("not_null") and value is None:
+                return "NULL where a value was due"
+            return None
+        if err is None:
+            return "a value where an error was due: %s" % json.dumps(res)[:200]
+        if state != "22023":
+            return "not optdp's error: %s %s" % (state, err)
+        if "error" in exp:
+            expected = float8_text(exp["error"])
+            if kind == "row":
+                expected = pg_not_literal(expected)
+            return None if err == expected else "message differs:\n      expected: %s\n      got:      %s" % (
+                expected, err)
+        for name in exp["error_like"].get("names", []):
             if not re.search(r"(?<![A-Za-z0-9_])%s(?![A-Za-z0-9_])" % re.escape(name), err):
                 return "the message does not name %r: %s" % (name, err)
         return None
