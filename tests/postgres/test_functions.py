@@ -999,15 +999,43 @@ def reference_statements():
             yield line, sql, expected
 
 
+# The aggregates PostgreSQL has, for the reference's examples.
+PG_AGGREGATES = {"private_count", "staircase_sum", "laplace_sum", "private_avg", "private_var", "private_stddev",
+                 "private_quantile", "private_median", "private_select", "private_count_levels",
+                 "private_count_levels_of", "private_groups"}
+
+
+def scalar_min_max(code):
+    """SQLite's scalar max(a, b, ...) and min(a, b, ...) as greatest and least."""
+    out, i = "", 0
+    for m in re.finditer(r"\b(max|min)\(", code):
+        if m.start() < i:
+            continue
+        depth, j = 1, m.end()
+        while depth:
+            depth += {"(": 1, ")": -1}.get(code[j], 0)
+            j += 1
+        inner = code[m.end():j - 1]
+        name = m.group(1)
+        if len(split_args(inner)) > 1:
+            name = {"max": "greatest", "min": "least"}[name]
+        out += code[i:m.start()] + name + "(" + scalar_min_max(inner) + ")"
+        i = j
+    return out + code[i:]
+
+
 def to_postgres(sql):
     """A reference example in PostgreSQL's words: list arguments as arrays,
-    printf('%.4f', x) as round(x, 4); None when it uses something PostgreSQL
-    does not have."""
+    printf('%.4f', x) as round(x, 4), scalar max/min as greatest/least, an
+    alias for a subquery in FROM; None when it uses something PostgreSQL does
+    not have, or a ledger the reference attached as a file."""
     code = re.sub(r"--[^\n]*", "", sql)
     called = set(re.findall(r"\b([a-z_]+)\s*\(", code))
-    pg_has = FUNCTIONS | {"private_count", "printf", "count"}
-    if not called & FUNCTIONS or called - pg_has:
+    pg_has = FUNCTIONS | PG_AGGREGATES | {"printf", "count", "sum", "avg", "max", "min", "round"}
+    if not called & (FUNCTIONS | PG_AGGREGATES) or called - pg_has:
         return None
+    code = scalar_min_max(code)
+    code = re.sub(r"(\bFROM\s*\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\))(\s*;)", r"\1 AS q\2", code)
     code = re.sub(r"printf\('%\.(\d)f', (\w+)\)", r"round(\2::numeric, \1)", code)
     code = re.sub(r"(selection_probabilities|dp_derivable)\('(\[[^']*\])'",
                   lambda m: "%s(%s" % (m.group(1), array_literal(json.loads(m.group(2)))), code)
