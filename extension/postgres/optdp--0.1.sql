@@ -211,30 +211,8 @@ REVOKE ALL ON optdp_budget, optdp_charges FROM PUBLIC;
 CREATE FUNCTION optdp_total_units(float8) RETURNS int8
   AS 'MODULE_PATHNAME', 'optdp_total_units' LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
 
--- Called by the extension's ledger connection for every release: 'n' (no
--- ledger attached), 'c' (charged), 'r' (refused: the budget does not allow it)
--- or 's' (refused: the releasing backend's noise is seeded, dp_seed).
-CREATE FUNCTION optdp_ledger_charge(function text, units bigint, epsilon float8, sql text, pid int, seeded bool,
-                                    OUT status text, OUT total_units bigint, OUT spent_units bigint)
-LANGUAGE plpgsql AS $$
-BEGIN
-  SELECT b.total_units, b.spent_units INTO total_units, spent_units FROM optdp_budget b WHERE b.id = 1 FOR UPDATE;
-  IF NOT FOUND THEN
-    status := 'n';
-    RETURN;
-  END IF;
-  IF seeded THEN
-    status := 's';
-    RETURN;
-  END IF;
-  IF units > total_units OR spent_units > total_units - units THEN
-    status := 'r';
-    RETURN;
-  END IF;
-  UPDATE optdp_budget b SET spent_units = b.spent_units + units WHERE b.id = 1;
-  INSERT INTO optdp_charges(function, epsilon, units, sql, pid) VALUES (function, epsilon, units, sql, pid);
-  status := 'c';
-END $$;
+-- The ledger is charged by optdp_ledger_charge (sql/30-groups.sql, with the
+-- delta budget's columns).
 
 -- dp_ledger_attach(total_epsilon): from now on every release in this database
 -- is charged; a second call must give the same total. Returns the total.

@@ -192,47 +192,8 @@ StatementKey current_statement() { return {GetCurrentStatementStartTimestamp(), 
 
 void charge(const char* function, double epsilon) {
   if (no_ledger_statement.start != 0 && no_ledger_statement == current_statement() && !backend_seeded()) return;
-  Failure f;
-  std::int64_t units = 0;
-  run_cpp(f, function, [&] { units = optdp::charge_units(epsilon); });
-  raise(f);
-  char msg[1024];
-  if (!ledger_connect(msg, sizeof msg))
-    ereport(ERROR, (errcode(ERRCODE_CONNECTION_FAILURE), errmsg("%s: %s", function, msg)));
-  char units_s[32], eps_s[64], pid_s[16];
-  snprintf(units_s, sizeof units_s, "%lld", static_cast<long long>(units));
-  snprintf(eps_s, sizeof eps_s, "%.17g", epsilon);
-  snprintf(pid_s, sizeof pid_s, "%d", MyProcPid);
-  const char* params[] = {function, units_s, eps_s, debug_query_string, pid_s, backend_seeded() ? "t" : "f"};
-  PGresult* r = PQexecParams(ledger_conn,
-                             "SELECT status, total_units, spent_units FROM optdp_ledger_charge($1, $2, $3, $4, $5, $6)",
-                             6, nullptr, params, nullptr, nullptr, 0);
-  if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
-    snprintf(msg, sizeof msg, "the ledger cannot be charged: %s", PQerrorMessage(ledger_conn));
-    PQclear(r);
-    ereport(ERROR, (errcode(ERRCODE_CONNECTION_FAILURE), errmsg("%s: %s", function, msg)));
-  }
-  // 'n'one (no ledger), 'c'harged, 'r'efused (budget), 's'eeded (refused: a known seed)
-  const char status = PQgetvalue(r, 0, 0)[0];
-  long long total = 0, spent = 0;
-  if (status == 'r') {
-    total = atoll(PQgetvalue(r, 0, 1));
-    spent = atoll(PQgetvalue(r, 0, 2));
-  }
-  PQclear(r);
-  no_ledger_statement = status == 'n' ? current_statement() : StatementKey{};
-  if (status == 's')
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("%s: refused: a privacy ledger is attached, and a known seed makes the noise predictable",
-                           function)));
-  if (status == 'r') {
-    run_cpp(f, function, [&] {
-      throw std::runtime_error("privacy budget exhausted: " + optdp::format_double(optdp::units_to_epsilon(spent)) +
-                               " of " + optdp::format_double(optdp::units_to_epsilon(total)) +
-                               " spent, and this release costs " + optdp::format_double(epsilon));
-    });
-    raise(f);
-  }
+  const std::int64_t id = optdp_pg::charge_release(function, epsilon, 0.0, 0.0);
+  no_ledger_statement = id < 0 ? current_statement() : StatementKey{};
 }
 
 }  // namespace
@@ -242,7 +203,7 @@ namespace optdp_pg {
 optdp::Rng& backend_rng() { return backend().rng(); }
 
 // A release with a delta (partition selection) or a rho (Gaussian noise), by
-// optdp_ledger_charge's second form (extension/postgres/sql/30-groups.sql):
+// optdp_ledger_charge (extension/postgres/sql/30-groups.sql):
 // epsilon and delta are each counted in exact units (delta in 2^-120, as
 // numeric) and must each fit their total (basic composition); a ledger
 // attached without a delta budget refuses any delta > 0.

@@ -17,9 +17,11 @@ ALTER TABLE optdp_charges
 CREATE FUNCTION optdp_total_delta_units(float8) RETURNS text
   AS 'MODULE_PATHNAME', 'optdp_total_delta_units' LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
 
--- The charge of a release with a delta or a rho: as optdp_ledger_charge's
--- first form, and 'd' (refused: the delta budget does not allow it; a
--- ledger without a delta budget refuses every delta > 0). Returns the
+-- The charge of every release, called by the extension's ledger connection:
+-- status 'n' (no ledger attached), 'c' (charged), 'r' (refused: the epsilon
+-- budget does not allow it), 'd' (refused: the delta budget does not; a
+-- ledger without a delta budget refuses every delta > 0) or 's' (refused:
+-- the releasing backend's noise is seeded, dp_seed). Returns the
 -- entry's id when charged.
 CREATE FUNCTION optdp_ledger_charge(function text, units bigint, epsilon float8, sql text, pid int, seeded bool,
                                     delta float8, delta_units numeric, rho float8,
