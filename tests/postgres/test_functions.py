@@ -67,20 +67,10 @@ SIGNATURES = {
 FUNCTIONS = {name for name, _ in SIGNATURES}
 SRFS = {"geometric_matrix", "derivation_matrix", "staircase_pmf", "optimal_remap", "optimal_mechanism",
         "minimax_remap", "minimax_mechanism", "selection_probabilities"}
-VALUE_NOT_SHOWN = "a value not shown (it may be a row's)"
-
-
-def hide_values(m):
-    """sql/catalogue.py hide_values() (core/format.cpp): a message without its values."""
-    head, sep, rest = m.partition(", but ")
-    tail = ""
-    if sep:
-        tail = (", but is " + VALUE_NOT_SHOWN if rest.startswith("is ")
-                else ", but the values are not shown (they may be a row's)")
-    head = re.sub(r" = \[[^\]]*\]", "", head)
-    head = re.sub(r"\ba (\d+)x\1 matrix( for n = \d+)?", "an (n+1)x(n+1) matrix", head)
-    head = re.sub(r"n\+1 = \d+ entries", "n+1 entries", head)
-    return head + tail
+# The rule by which a message's values are taken out (core/format.cpp), as the
+# catalogue specifies it.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "sql"))
+from catalogue import VALUE_NOT_SHOWN, hide_values  # noqa: E402
 
 
 def float8_text(m):
@@ -130,34 +120,34 @@ def lite(sql, params=()):
 
 
 # ---- translating a catalogue call into PostgreSQL --------------------------------
-def split_args(s):
-    args, depth, cur, i = [], 0, "", 0
+def split_top(s, sep):
+    """s split at each sep outside quotes and brackets."""
+    parts, depth, start, i = [], 0, 0, 0
     while i < len(s):
         ch = s[i]
-        if ch == "'":
-            j = i + 1
-            while True:
-                j = s.index("'", j)
-                if j + 1 < len(s) and s[j + 1] == "'":
-                    j += 2
-                    continue
-                break
-            cur += s[i:j + 1]
+        if ch == "'":  # skip the quoted text, '' included
+            j = s.index("'", i + 1)
+            while s.startswith("''", j):
+                j = s.index("'", j + 2)
             i = j + 1
             continue
         if ch in "([":
             depth += 1
         elif ch in ")]":
             depth -= 1
-        if ch == "," and depth == 0:
-            args.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
+        if depth == 0 and s.startswith(sep, i):
+            parts.append(s[start:i])
+            i += len(sep)
+            start = i
+            continue
         i += 1
-    if cur.strip():
-        args.append(cur.strip())
-    return args
+    return parts + [s[start:]]
+
+
+def split_args(s):
+    """A call's arguments (outside quotes and brackets), stripped."""
+    args = [a.strip() for a in split_top(s, ",")]
+    return args[:-1] if args and not args[-1] else args
 
 
 def long_text_sql(expr):
@@ -249,27 +239,7 @@ ARGUMENT_NAMES = {
 
 def split_and(s):
     """The terms of a WHERE clause joined by AND (outside quotes and parentheses)."""
-    terms, depth, cur, i = [], 0, "", 0
-    while i < len(s):
-        if s[i] == "'":
-            j = i + 1
-            while True:
-                j = s.index("'", j)
-                if j + 1 < len(s) and s[j + 1] == "'":
-                    j += 2
-                    continue
-                break
-            cur += s[i:j + 1]
-            i = j + 1
-            continue
-        depth += {"(": 1, ")": -1}.get(s[i], 0)
-        if depth == 0 and s.startswith(" AND ", i):
-            terms.append(cur)
-            cur, i = "", i + 5
-            continue
-        cur += s[i]
-        i += 1
-    return terms + [cur]
+    return split_top(s, " AND ")
 
 
 def hidden_as_call(sql):
