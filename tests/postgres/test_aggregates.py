@@ -82,6 +82,15 @@ class Plans(unittest.TestCase):
             self.assertIn("Partial HashAggregate", plan, form + ":\n" + plan)
 
 
+
+def assert_messages_with_and_without_rows(test, table, cases):
+    """Each (form, message): the same message in serial and parallel plans, with rows and without."""
+    for form, message in cases:
+        for mode in (SERIAL, PARALLEL):
+            for where in ("", " WHERE g < 0"):
+                test.assertEqual(SERVER.error_of(mode + "SELECT %s FROM %s%s" % (form, table, where)), message,
+                                 form + where)
+
 class Select(unittest.TestCase):
     def test_law_serial_and_parallel(self):
         # each group is one release among the ten candidates; the counts of the chosen
@@ -155,11 +164,7 @@ class Select(unittest.TestCase):
                  ("private_select(c, score, score)",
                   "private_select: eps must be a literal or a query parameter (optdp fixes the noise before it "
                   "reads any row), but is an expression that can depend on a row")]
-        for form, message in cases:
-            for mode in (SERIAL, PARALLEL):
-                for where in ("", " WHERE g < 0"):
-                    self.assertEqual(SERVER.error_of(mode + "SELECT %s FROM sel%s" % (form, where)), message,
-                                     form + where)
+        assert_messages_with_and_without_rows(self, "sel", cases)
 
 
 class Calls(unittest.TestCase):
@@ -254,11 +259,7 @@ class Levels(unittest.TestCase):
                  ("private_count_levels_of(x, 0.5, x)",
                   "private_count_levels_of: alpha_2 must be a literal or a query parameter (optdp fixes the noise "
                   "before it reads any row), but is an expression that can depend on a row")]
-        for form, message in cases:
-            for mode in (SERIAL, PARALLEL):
-                for where in ("", " WHERE g < 0"):
-                    self.assertEqual(SERVER.error_of(mode + "SELECT %s FROM t%s" % (form, where)), message,
-                                     form + where)
+        assert_messages_with_and_without_rows(self, "t", cases)
 
 
 class Ledger(unittest.TestCase):
