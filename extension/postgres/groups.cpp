@@ -487,26 +487,33 @@ void check_shape(FunctionCallInfo fcinfo) {
 // Prepares `text` (the argument `what`) with SPI and checks its analysed,
 // rewritten trees (views expanded) before any row is read; raises the
 // refusal. The plan is kept until SPI_finish.
-SPIPlanPtr guarded_prepare(const char* text, const char* what) {
+// Runs body (a PostgreSQL call that parses, analyses or plans the user's
+// query); an error it raises is reported as "<what> does not prepare: <its
+// message>" (about the query text or its constants, never a row: no row has
+// been read). The transaction aborts with that error, which releases what
+// the failed call held.
+template <class Body>
+void as_preparation(const char* what, Body&& body) {
   const MemoryContext cxt = CurrentMemoryContext;
-  SPIPlanPtr plan = nullptr;
-  char why[1024] = "";
   PG_TRY();
   {
-    plan = SPI_prepare(text, 0, nullptr);
+    body();
   }
   PG_CATCH();
   {
-    // A query that does not parse or analyse: its message (about the query
-    // text, never a row), under our prefix. The transaction aborts with the
-    // error below, which releases what the failed preparation held.
     MemoryContextSwitchTo(cxt);
     ErrorData* e = CopyErrorData();
     FlushErrorState();
+    char why[1024];
     snprintf(why, sizeof why, "%s", e->message ? e->message : "unknown error");
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s: %s does not prepare: %s", kName, what, why)));
   }
   PG_END_TRY();
+}
+
+SPIPlanPtr guarded_prepare(const char* text, const char* what) {
+  SPIPlanPtr plan = nullptr;
+  as_preparation(what, [&] { plan = SPI_prepare(text, 0, nullptr); });
   if (plan == nullptr)
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                     errmsg("%s: %s does not prepare: %s", kName, what, SPI_result_code_string(SPI_result))));
@@ -532,22 +539,8 @@ SPIPlanPtr guarded_prepare(const char* text, const char* what) {
 // without reading a row. A failure here (a constant call that fails when it
 // is folded) depends on the query alone; it is reported like a preparation's.
 Portal open_cursor(SPIPlanPtr plan, const char* what) {
-  const MemoryContext cxt = CurrentMemoryContext;
   Portal portal = nullptr;
-  char why[1024] = "";
-  PG_TRY();
-  {
-    portal = SPI_cursor_open(nullptr, plan, nullptr, nullptr, true);
-  }
-  PG_CATCH();
-  {
-    MemoryContextSwitchTo(cxt);
-    ErrorData* e = CopyErrorData();
-    FlushErrorState();
-    snprintf(why, sizeof why, "%s", e->message ? e->message : "unknown error");
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s: %s does not prepare: %s", kName, what, why)));
-  }
-  PG_END_TRY();
+  as_preparation(what, [&] { portal = SPI_cursor_open(nullptr, plan, nullptr, nullptr, true); });
   return portal;
 }
 
