@@ -248,17 +248,3 @@ CREATE FUNCTION dp_rng() RETURNS text
 CREATE FUNCTION dp_version() RETURNS text
   AS 'MODULE_PATHNAME', 'optdp_version' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
--- The exact states and every support function: not for PUBLIC. Grant
--- private_count_state and the *_sum_state aggregates only to the role a
--- coordinator uses to reach a shard (docs/scale.md).
-DO $$
-DECLARE f regprocedure;
-BEGIN
-  FOR f IN SELECT p.oid FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid
-           WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
-             AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'optdp')
-             AND (p.proname LIKE 'optdp\_%' OR p.proname LIKE '%\_state' OR p.proname LIKE 'dp\_ledger\_%' OR p.proname = 'dp_seed')
-  LOOP
-    EXECUTE format('REVOKE ALL ON ROUTINE %s FROM PUBLIC', f);
-  END LOOP;
-END $$;

@@ -58,18 +58,3 @@ BEGIN
                    'FINALFUNC = optdp_levels_final, PARALLEL = SAFE)', alphas, '\x00000000000000000000000000000000');
   END LOOP;
 END $$;
-
--- The support functions are not for PUBLIC (with them a user could build an
--- aggregate that returns the exact state).
-DO $$
-DECLARE f regprocedure;
-BEGIN
-  FOR f IN SELECT p.oid FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid
-           WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
-             AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'optdp')
-             AND p.proname IN ('optdp_select_trans', 'optdp_select_combine', 'optdp_select_final',
-                               'optdp_levels_trans', 'optdp_levels_of_trans', 'optdp_levels_final')
-  LOOP
-    EXECUTE format('REVOKE ALL ON ROUTINE %s FROM PUBLIC', f);
-  END LOOP;
-END $$;

@@ -111,7 +111,3 @@ CREATE FUNCTION private_groups(rows_query text, epsilon float8, options text DEF
 
 REVOKE ALL ON optdp_budget, optdp_charges FROM PUBLIC;
 REVOKE ALL ON dp_ledger_entries, dp_ledger_budget FROM PUBLIC;
-REVOKE ALL ON FUNCTION optdp_total_delta_units(float8) FROM PUBLIC;
-REVOKE ALL ON FUNCTION optdp_units_to_delta(text) FROM PUBLIC;
-REVOKE ALL ON FUNCTION optdp_ledger_charge(text, bigint, float8, text, int, bool, float8, numeric, float8) FROM PUBLIC;
-REVOKE ALL ON FUNCTION dp_ledger_attach(float8, float8) FROM PUBLIC;
