@@ -1,0 +1,160 @@
+// optdp for PostgreSQL: what the aggregates share (optdp_pg.cpp, gaussian
+// and the other aggregate files): the backend's noise generators, the charge
+// of a pure release, the call's parameters read from its Aggref (never from a
+// row), and bytea transition states. PostgreSQL side unless said otherwise.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <utility>
+#include <initializer_list>
+#include <memory>
+#include <string>
+
+#include "core/rng.hpp"
+#include "core/samplers.hpp"
+#include "core/staircase.hpp"
+#include "postgres/common.hpp"
+
+extern "C" {
+#include "postgres.h"
+#include "fmgr.h"
+#include "nodes/execnodes.h"
+#include "nodes/primnodes.h"
+#include "utils/memutils.h"
+}
+
+namespace optdp_pg {
+
+// ---- per-backend noise ---------------------------------------------------------
+
+struct Backend {
+  optdp::OsRng os;
+  std::unique_ptr<optdp::SeededRng> seeded;
+  std::unique_ptr<optdp::TwoSidedGeometric> geo;
+  // Two integer staircases, cached (building one costs tens of microseconds;
+  // private_var draws two per release).
+  std::unique_ptr<optdp::IntegerStaircase> stair[2];
+  double stair_eps[2] = {0, 0};
+  int stair_next = 0;
+  optdp::Rng& rng() { return seeded ? static_cast<optdp::Rng&>(*seeded) : os; }
+  const optdp::TwoSidedGeometric& geometric(double alpha) {
+    if (!geo || geo->alpha() != alpha) geo = std::make_unique<optdp::TwoSidedGeometric>(alpha);
+    return *geo;
+  }
+  const optdp::IntegerStaircase& staircase(double eps, std::int64_t D, std::int64_t r) {
+    for (int i = 0; i < 2; ++i)
+      if (stair[i] && stair_eps[i] == eps && stair[i]->D() == D && stair[i]->r() == r) return *stair[i];
+    const int i = stair_next;
+    stair_next = 1 - stair_next;
+    stair[i] = std::make_unique<optdp::IntegerStaircase>(eps, D, r);
+    stair_eps[i] = eps;
+    return *stair[i];
+  }
+};
+
+// The backend's generators, created on first use: C++, call inside run_cpp.
+Backend& backend();
+// Whether dp_seed made this backend's noise reproducible.
+bool backend_seeded();
+
+// ---- the ledger (ledger.cpp) ---------------------------------------------------
+
+// Charges one pure release of `function` at epsilon (charge_release with
+// delta 0 and rho 0, skipping the round trip for the rest of a statement
+// whose first release found no ledger). Raises, and nothing may be released,
+// if the budget does not allow it or the ledger cannot be reached.
+void charge(const char* function, double epsilon);
+// Whether this database has a ledger (a budget row).
+bool ledger_attached(const char* function);
+
+// ---- parameters from the call expression (optdp_pg.cpp) ------------------------
+
+// ---- parameters from the call expression --------------------------------------
+
+constexpr int kMaxParams = 16;  // private_count_levels has up to 16
+
+// The parameters of one call as plain values (read on the PostgreSQL side).
+struct CallParams {
+  int nargs = 0;   // arguments of the aggregate call
+  int first = 0;   // index of the first parameter
+  int count = 0;   // nargs - first
+  bool constant[kMaxParams];  // false: the expression could depend on a row
+  bool isnull[kMaxParams];
+  Oid type[kMaxParams];
+  double number[kMaxParams];  // FLOAT8OID
+  char text[kMaxParams][64];  // TEXTOID (truncated; only short specs are valid)
+  int text_len[kMaxParams];
+};
+
+// True when e depends on no row: constants and query parameters ($n), and
+// non-volatile functions and casts of them.
+bool row_independent(Node* e);
+// The Aggref of the call being computed, followed down a parallel plan to the
+// partial Aggref that keeps the call's arguments.
+Aggref* call_aggref(FunctionCallInfo fcinfo, const char* function);
+// Reads the parameters of the call: arguments first.. of the aggregate call
+// (first < 0: the last -first arguments). Row-dependent ones are marked, not
+// evaluated.
+void read_call(FunctionCallInfo fcinfo, const char* function, int first, CallParams& out);
+// The checks of the parameters (C++: throw std::invalid_argument, call inside run_cpp).
+[[noreturn]] void not_constant(const char* name);
+std::string describe_number(double v);
+void all_constant(const CallParams& p, std::initializer_list<const char*> names);
+double number_param(const CallParams& p, int i, const char* name);
+std::string text_param(const CallParams& p, int i, const char* name, const char* domain);
+double alpha_param(const CallParams& p, int i);
+// The function name for messages: the aggregate's own name.
+const char* agg_name(FunctionCallInfo fcinfo, const char* fallback);
+
+// ---- bytea states --------------------------------------------------------------
+
+template <class S>
+S load(bytea* b, const char* function, const char* what) {
+  S s;
+  if (VARSIZE_ANY_EXHDR(b) != sizeof(S))
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("%s: state must be a %s state (%d bytes), but is a bytea of %d bytes", function, what,
+                           static_cast<int>(sizeof(S)), static_cast<int>(VARSIZE_ANY_EXHDR(b)))));
+  std::memcpy(&s, VARDATA_ANY(b), sizeof(S));
+  return s;
+}
+
+template <class S>
+void store(bytea* b, const S& s) {
+  std::memcpy(VARDATA_ANY(b), &s, sizeof(S));
+}
+
+template <class S>
+bytea* new_state(const S& s) {
+  bytea* b = static_cast<bytea*>(palloc(VARHDRSZ + sizeof(S)));
+  SET_VARSIZE(b, VARHDRSZ + sizeof(S));
+  store(b, s);
+  return b;
+}
+
+// The transition state argument, writable in place when called as an
+// aggregate (PostgreSQL's rule for pass-by-reference states); a copy in the
+// aggregate's memory context otherwise.
+template <class S>
+bytea* state_arg(FunctionCallInfo fcinfo, const char* function, const char* what) {
+  MemoryContext aggctx;
+  if (!AggCheckCallContext(fcinfo, &aggctx))
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg("%s: must be called as an aggregate", function)));
+  if (PG_ARGISNULL(0)) {
+    MemoryContext old = MemoryContextSwitchTo(aggctx);
+    bytea* b = new_state(S{});
+    MemoryContextSwitchTo(old);
+    return b;
+  }
+  bytea* b = PG_GETARG_BYTEA_PP(0);
+  (void)load<S>(b, function, what);
+  return b;
+}
+
+// The transition state on the per-row path, once the first call (state_arg)
+// has checked the call context and the state: the aggregate's own value,
+// built from INITCOND or returned by the previous call, never toasted.
+inline bytea* own_state(FunctionCallInfo fcinfo) { return reinterpret_cast<bytea*>(DatumGetPointer(PG_GETARG_DATUM(0))); }
+
+}  // namespace optdp_pg
