@@ -2,14 +2,15 @@
 """optdp's aggregates on PostgreSQL 15 against the built-ins, serial and with 2
 parallel workers, in one server and one run (ratios, not absolute times).
 
-Usage: bench/pg_bench.py <build>/postgres [--rows N] [--rounds R]
+Usage: bench/pg_bench.py <build>/postgres [--rows N] [--rounds R] [--group-rounds G]
 Starts a throw-away server (tests/postgres/pgserver.py: initdb in a temporary
 directory as an unprivileged user, Unix socket only, always stopped), loads
 table t(g int, x float8) with N rows (default 10,000,000), and times each query
-R times (default 7) in interleaved rounds with psql's \\timing; prints medians,
-each private aggregate's ratio to its built-in counterpart in the same plan,
-and each query's parallel speedup (serial / 2 workers), the private one's
-relative to its counterpart's. private_groups (over table v: 10-row units,
+R times (default 15) with psql's \\timing, each private aggregate next to its
+built-in counterpart in the same plan (in turn before and after it); prints
+medians, the median of the per-round ratios private / built-in, and each
+query's parallel speedup (serial / 2 workers), the private one's relative to
+its counterpart's (median per round). private_groups (over table v: 10-row units,
 1,000 public keys) is compared with the SQL that computes the same bounded
 statistic. Figures: bench/README.md.
 """
@@ -54,7 +55,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("module_dir")
     ap.add_argument("--rows", type=int, default=10_000_000)
-    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--group-rounds", type=int, default=3)
     args = ap.parse_args()
     settings = ["shared_buffers=1GB", "work_mem=64MB", "max_parallel_workers_per_gather=2"]
     with Server(args.module_dir, settings) as s:
@@ -100,15 +102,39 @@ def main():
             want = "Gather" in out
             if want != (plan == "2 workers"):
                 raise RuntimeError(f"unexpected plan for {q} ({plan}):\n{out}")
-        keys = list(stmts)
-        times = {k: [] for k in keys}
-        _per_statement(s, [stmts[k] for k in keys])  # warm the cache
-        for _ in range(args.rounds):
-            for k, ms in zip(keys, _per_statement(s, [stmts[k] for k in keys])):
+        # The aggregates: each private aggregate right after (or, every other
+        # round, right before) its built-in counterpart in the same plan, so
+        # that each ratio is of two times measured seconds apart; the headline
+        # ratios are the medians of these per-round ratios (a slow phase of a
+        # shared machine falls on both sides of one pair).
+        pair_keys = [(plan, q) for plan in ("serial", "2 workers") for pair in PAIRS for q in pair]
+        group_keys = [k for k in stmts if k[1] in ("GROUP BY", "scan", "private_groups")]
+        times = {k: [] for k in stmts}
+        ratio = {(plan, priv): [] for plan in ("serial", "2 workers") for _, priv in PAIRS}
+        rel = {priv: [] for _, priv in PAIRS}
+        _per_statement(s, [stmts[k] for k in pair_keys])  # warm the cache
+        for r in range(args.rounds):
+            order = []  # (plan, pair index, query)
+            for plan in ("serial", "2 workers"):
+                for i, (base, priv) in enumerate(PAIRS):
+                    pair = [(plan, i, base), (plan, i, priv)]
+                    order += pair if r % 2 == 0 else pair[::-1]
+            got = dict(zip(order, _per_statement(s, [stmts[(plan, q)] for plan, _, q in order])))
+            for (plan, _, q), ms in got.items():
+                times[(plan, q)].append(ms)
+            for i, (base, priv) in enumerate(PAIRS):
+                for plan in ("serial", "2 workers"):
+                    ratio[(plan, priv)].append(got[(plan, i, priv)] / got[(plan, i, base)])
+                rel[priv].append((got[("serial", i, priv)] / got[("2 workers", i, priv)]) /
+                                 (got[("serial", i, base)] / got[("2 workers", i, base)]))
+        for _ in range(args.group_rounds if group_keys else 0):
+            for k, ms in zip(group_keys, _per_statement(s, [stmts[k] for k in group_keys])):
                 times[k].append(ms)
-        med = {k: statistics.median(v) for k, v in times.items()}
-        print(f"rows: {args.rows:,}, rounds: {args.rounds}, medians in ms")
-        print(f"{'query':42s} {'serial':>9s} {'ratio':>6s} {'2 workers':>10s} {'ratio':>6s} {'speedup':>8s} {'rel.':>6s}")
+        med = {k: statistics.median(v) for k, v in times.items() if v}
+        print(f"rows: {args.rows:,}, rounds: {args.rounds} (private_groups: {args.group_rounds}), medians in ms; "
+              "ratio, rel.: medians of the per-round ratios (in brackets: the ratio of the medians)")
+        print(f"{'query':34s} {'serial':>7s} {'ratio':>13s} {'2 workers':>10s} {'ratio':>13s} {'speedup':>8s} "
+              f"{'rel.':>13s}")
         printed = set()
         for base, priv in PAIRS:
             for q in (base, priv):
@@ -118,13 +144,17 @@ def main():
                 ser, par = med[("serial", q)], med[("2 workers", q)]
                 speed = ser / par
                 if q == priv:
-                    rs = ser / med[("serial", base)]
-                    rp = par / med[("2 workers", base)]
-                    rel = speed / (med[("serial", base)] / med[("2 workers", base)])
-                    print(f"{q:42s} {ser:9.0f} {rs:6.2f} {par:10.0f} {rp:6.2f} {speed:8.2f} {rel:6.2f}")
+                    rs = statistics.median(ratio[("serial", q)])
+                    rp = statistics.median(ratio[("2 workers", q)])
+                    rr = statistics.median(rel[q])
+                    rs_m = ser / med[("serial", base)]
+                    rp_m = par / med[("2 workers", base)]
+                    rr_m = speed / (med[("serial", base)] / med[("2 workers", base)])
+                    print(f"{q:34s} {ser:7.0f} {rs:6.2f} ({rs_m:4.2f}) {par:10.0f} {rp:6.2f} ({rp_m:4.2f}) "
+                          f"{speed:8.2f} {rr:6.2f} ({rr_m:4.2f})")
                 else:
-                    print(f"{q:42s} {ser:9.0f} {'':6s} {par:10.0f} {'':6s} {speed:8.2f}")
-        if has_groups:
+                    print(f"{q:34s} {ser:7.0f} {'':13s} {par:10.0f} {'':13s} {speed:8.2f}")
+        if group_keys:
             for plan in ("serial", "2 workers"):
                 for base in ("GROUP BY", "scan"):
                     r = med[(plan, "private_groups")] / med[(plan, base)]
