@@ -28,3 +28,9 @@ CREATE FUNCTION dp_delta_spent() RETURNS float8
   LANGUAGE sql STABLE AS $$ SELECT optdp_budget_value('dp_delta_spent', 'spent_delta') $$;
 CREATE FUNCTION dp_delta_remaining() RETURNS float8
   LANGUAGE sql STABLE AS $$ SELECT optdp_budget_value('dp_delta_remaining', 'remaining_delta') $$;
+
+-- dp_ledger_entries(): the view dp_ledger_entries as a function too, so that
+-- SQLite's `SELECT ... FROM dp_ledger_entries()` (a table-valued function
+-- there) runs unchanged; not for PUBLIC, as the view (99-privileges.sql).
+CREATE FUNCTION dp_ledger_entries() RETURNS SETOF dp_ledger_entries
+  LANGUAGE sql STABLE AS $$ SELECT * FROM dp_ledger_entries ORDER BY id $$;
