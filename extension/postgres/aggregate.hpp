@@ -109,6 +109,14 @@ const char* agg_name(FunctionCallInfo fcinfo, const char* fallback);
 
 // ---- bytea states --------------------------------------------------------------
 
+// private_count's state, shared by private_count_levels(_of): the number of
+// rows; alpha is filled in only by a shipped state (private_count_state), so
+// that a merge can check it.
+struct CountState {
+  std::int64_t rows;
+  double alpha;
+};
+
 template <class S>
 S load(bytea* b, const char* function, const char* what) {
   S s;
