@@ -37,6 +37,12 @@ using namespace optdp_pg;
 // docs/levels.md): an int8[] of k counts, element i distributed as
 // private_count(alpha_i), charged once at alpha_1's epsilon. The state is
 // private_count's (the number of rows, or of rows with x not NULL).
+//
+// Shipped between servers (docs/scale.md): private_count_levels_state and
+// private_count_levels_of_state return the exact count with the alphas;
+// private_count_levels_merge(state, alpha_1, ..., alpha_k) adds the counts of
+// states made with the same alphas and releases with the release's own final
+// function (noise once, one charge at alpha_1's epsilon).
 
 namespace {
 
@@ -87,11 +93,20 @@ const optdp::LevelChain& level_chain(const LevelsParams& p) {
   return *the_chain;
 }
 
-bool levels_of(FunctionCallInfo fcinfo) {
-  Aggref* a = AggGetAggref(fcinfo);
-  const char* n = a ? get_func_name(a->aggfnoid) : nullptr;
-  return n && strcmp(n, "private_count_levels_of") == 0;
+// The running aggregate's name, and the index of its first alpha: 0, or 1
+// after x (private_count_levels_of, _of_state) or the state (_merge).
+int levels_first(FunctionCallInfo fcinfo, const char*& fn) {
+  fn = agg_name(fcinfo, "private_count_levels");
+  return strcmp(fn, "private_count_levels") == 0 || strcmp(fn, "private_count_levels_state") == 0 ? 0 : 1;
 }
+
+// A shipped state: the count with the levels it was computed for.
+struct LevelsShipped {
+  std::uint32_t kind;
+  std::int32_t k;
+  double alphas[optdp::kMaxLevels];
+  std::int64_t rows;
+};
 
 // optdp_levels_trans(state, alphas...) counts every row; optdp_levels_of_trans(state, x, alphas...)
 // the rows with x not NULL.
@@ -127,9 +142,9 @@ Datum optdp_levels_trans(PG_FUNCTION_ARGS) { return levels_trans<0>(fcinfo); }
 Datum optdp_levels_of_trans(PG_FUNCTION_ARGS) { return levels_trans<1>(fcinfo); }
 
 Datum optdp_levels_final(PG_FUNCTION_ARGS) {
-  const bool of = levels_of(fcinfo);
-  const char* fn = of ? "private_count_levels_of" : "private_count_levels";
-  const LevelsParams& p = levels_params(fcinfo, fn, of ? 1 : 0);
+  const char* fn;
+  const int first = levels_first(fcinfo, fn);
+  const LevelsParams& p = levels_params(fcinfo, fn, first);
   const CountState s = PG_ARGISNULL(0) ? CountState{} : load<CountState>(PG_GETARG_BYTEA_PP(0), fn, "private_count");
   charge(fn, p.eps);
   Failure f;
@@ -142,6 +157,43 @@ Datum optdp_levels_final(PG_FUNCTION_ARGS) {
   Datum elems[optdp::kMaxLevels];
   for (int i = 0; i < p.k; ++i) elems[i] = Int64GetDatum(released[i]);
   PG_RETURN_ARRAYTYPE_P(construct_array(elems, p.k, INT8OID, sizeof(std::int64_t), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+// private_count_levels_state(alphas...), private_count_levels_of_state(x,
+// alphas...): the exact count with its levels.
+OPTDP_PG_FUNCTION(optdp_levels_state_final) {
+  const char* fn;
+  const int first = levels_first(fcinfo, fn);
+  const LevelsParams& p = levels_params(fcinfo, fn, first);
+  LevelsShipped out{};
+  out.kind = static_cast<std::uint32_t>(Shipped::Levels);
+  out.k = p.k;
+  std::copy(p.alphas, p.alphas + p.k, out.alphas);
+  if (!PG_ARGISNULL(0)) out.rows = load<CountState>(PG_GETARG_BYTEA_PP(0), fn, "private_count").rows;
+  PG_RETURN_BYTEA_P(new_state(out));
+}
+
+// private_count_levels_merge(state, alphas...): adds the counts of shipped
+// states made with the same levels.
+OPTDP_PG_FUNCTION(optdp_levels_merge_trans) {
+  const char* fn = "private_count_levels_merge";
+  bytea* st = state_arg<CountState>(fcinfo, fn, "private_count");
+  const LevelsParams& p = levels_params(fcinfo, fn, 1);
+  const LevelsShipped in =
+      load<LevelsShipped>(shipped_arg(fcinfo, 1, fn, Shipped::Levels), fn, shipped_by(Shipped::Levels));
+  if (in.k != p.k || !std::equal(p.alphas, p.alphas + p.k, in.alphas))
+    refuse_state(fn, [&] {
+      auto list = [](const double* a, int k) {
+        std::string s = "(";
+        for (int i = 0; i < k && i < optdp::kMaxLevels; ++i) s += (i ? ", " : "") + describe_number(a[i]);
+        return s + ")";
+      };
+      return "state was computed with alphas " + list(in.alphas, in.k) + ", but they are " + list(p.alphas, p.k);
+    });
+  CountState s = load<CountState>(st, fn, "private_count");
+  s.rows += in.rows;
+  store(st, s);
+  PG_RETURN_BYTEA_P(st);
 }
 
 }  // extern "C"

@@ -36,6 +36,12 @@ using namespace optdp_pg;
 //
 // One release each, charged eps once: a noisy count and noisy centred sums on
 // a power-of-two grid (core/moments.hpp, docs/moments.md).
+//
+// Shipped between servers (docs/scale.md): private_avg_state (and _var_,
+// _stddev_) returns the exact state with the aggregate's kind and (eps,
+// lower, upper); private_avg_merge(state, eps, lower, upper) adds the states
+// of that kind made with the same parameters, and its final function is the
+// release's own (noise once, one charge).
 
 namespace {
 
@@ -148,6 +154,57 @@ Datum moments_final(FunctionCallInfo fcinfo) {
   PG_RETURN_FLOAT8(out);
 }
 
+// The exact state of one server, with what the merge must check.
+struct MomentsShipped {
+  std::uint32_t kind, pad;
+  double eps, lower, upper;
+  MomentsState state;
+};
+
+template <Stat S>
+constexpr Shipped moments_kind() {
+  return S == Stat::Avg ? Shipped::Avg : S == Stat::Var ? Shipped::Var : Shipped::Stddev;
+}
+template <Stat S>
+constexpr auto plan_kind() {
+  return S == Stat::Avg ? optdp::MomentsPlan::Kind::Mean : optdp::MomentsPlan::Kind::Variance;
+}
+
+template <Stat S>
+Datum moments_state_final(FunctionCallInfo fcinfo) {
+  const char* fn = agg_name(fcinfo, shipped_by(moments_kind<S>()));
+  const optdp::MomentsPlan& plan = moments_plan(fcinfo, fn, plan_kind<S>());
+  MomentsShipped out{};
+  out.kind = static_cast<std::uint32_t>(moments_kind<S>());
+  out.eps = plan.eps;
+  out.lower = plan.lower;
+  out.upper = plan.upper;
+  if (!PG_ARGISNULL(0)) out.state = load<MomentsState>(PG_GETARG_BYTEA_PP(0), fn, "moments");
+  PG_RETURN_BYTEA_P(new_state(out));
+}
+
+// private_avg_merge (_var_, _stddev_) (state, eps, lower, upper): adds shipped
+// states of its kind made with the same (eps, lower, upper).
+template <Stat S>
+Datum moments_merge_trans(FunctionCallInfo fcinfo) {
+  const char* fn = S == Stat::Avg ? "private_avg_merge" : S == Stat::Var ? "private_var_merge" : "private_stddev_merge";
+  bytea* st = state_arg<MomentsState>(fcinfo, fn, "moments");
+  const optdp::MomentsPlan& plan = moments_plan(fcinfo, fn, plan_kind<S>());
+  const char* want = shipped_by(moments_kind<S>());
+  const MomentsShipped in = load<MomentsShipped>(shipped_arg(fcinfo, 1, fn, moments_kind<S>()), fn, want);
+  if (in.eps != plan.eps || in.lower != plan.lower || in.upper != plan.upper)
+    refuse_state(fn, [&] {
+      return "state was computed with (eps, lower, upper) = " + describe_numbers({in.eps, in.lower, in.upper}) +
+             ", but they are " + describe_numbers({plan.eps, plan.lower, plan.upper});
+    });
+  MomentsState s = load<MomentsState>(st, fn, "moments");
+  s.n += in.state.n;
+  MomentsState::add(s.s1_bytes, MomentsState::get(in.state.s1_bytes));
+  MomentsState::add(s.s2_bytes, MomentsState::get(in.state.s2_bytes));
+  store(st, s);
+  PG_RETURN_BYTEA_P(st);
+}
+
 }  // namespace
 
 extern "C" {
@@ -175,5 +232,12 @@ Datum optdp_moments_combine(PG_FUNCTION_ARGS) {
 Datum optdp_avg_final(PG_FUNCTION_ARGS) { return moments_final<Stat::Avg>(fcinfo); }
 Datum optdp_var_final(PG_FUNCTION_ARGS) { return moments_final<Stat::Var>(fcinfo); }
 Datum optdp_stddev_final(PG_FUNCTION_ARGS) { return moments_final<Stat::Stddev>(fcinfo); }
+
+OPTDP_PG_FUNCTION(optdp_avg_state_final) { return moments_state_final<Stat::Avg>(fcinfo); }
+OPTDP_PG_FUNCTION(optdp_var_state_final) { return moments_state_final<Stat::Var>(fcinfo); }
+OPTDP_PG_FUNCTION(optdp_stddev_state_final) { return moments_state_final<Stat::Stddev>(fcinfo); }
+OPTDP_PG_FUNCTION(optdp_avg_merge_trans) { return moments_merge_trans<Stat::Avg>(fcinfo); }
+OPTDP_PG_FUNCTION(optdp_var_merge_trans) { return moments_merge_trans<Stat::Var>(fcinfo); }
+OPTDP_PG_FUNCTION(optdp_stddev_merge_trans) { return moments_merge_trans<Stat::Stddev>(fcinfo); }
 
 }  // extern "C"

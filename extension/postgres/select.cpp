@@ -14,6 +14,7 @@
 
 #include "core/privacy.hpp"
 #include "core/selection.hpp"
+#include "core/format.hpp"
 #include "postgres/aggregate.hpp"
 #include "postgres/common.hpp"
 
@@ -67,7 +68,10 @@ struct SelectParams {
   bool typbyval;
 };
 
-const SelectParams& select_params(FunctionCallInfo fcinfo, const char* function) {
+// candidate: the index of the candidate's argument in the call (0, or 1 in
+// private_select_merge, whose candidate argument only gives the type); eps
+// comes after it and the score (or the state).
+const SelectParams& select_params(FunctionCallInfo fcinfo, const char* function, int candidate = 0) {
   auto* cache = static_cast<SelectParams*>(fcinfo->flinfo->fn_extra);
   if (cache && cache->ready) return *cache;
   if (!cache) {
@@ -94,7 +98,7 @@ const SelectParams& select_params(FunctionCallInfo fcinfo, const char* function)
   });
   raise(f);
   Aggref* a = call_aggref(fcinfo, function);
-  s.type = exprType(reinterpret_cast<Node*>(static_cast<TargetEntry*>(linitial(a->args))->expr));
+  s.type = exprType(reinterpret_cast<Node*>(static_cast<TargetEntry*>(list_nth(a->args, candidate))->expr));
   get_typlenbyval(s.type, &s.typlen, &s.typbyval);
   s.ready = true;
   *cache = s;
@@ -234,12 +238,15 @@ Datum optdp_select_combine(PG_FUNCTION_ARGS) {
   PG_RETURN_BYTEA_P(out);
 }
 
-// The release: charged once, then one candidate drawn by the core's sampler
-// (NULL for no candidates: the empty candidate set is public).
-Datum optdp_select_final(PG_FUNCTION_ARGS) {
-  const char* fn = agg_name(fcinfo, "private_select");
-  const SelectParams& p = select_params(fcinfo, fn);
-  bytea* st = PG_ARGISNULL(0) ? nullptr : PG_GETARG_BYTEA_PP(0);
+}  // extern "C"
+
+namespace {
+
+// The release of a state (private_select's or private_select_merge's):
+// charged once, then one candidate drawn by the core's sampler. Returns the
+// chosen entry, or nullptr for no candidates (the empty candidate set is
+// public); *len is its length (-1: NULL).
+const char* choose(const char* fn, const SelectParams& p, bytea* st, std::int32_t* len) {
   const SelectHeader h = st ? select_header(st) : SelectHeader{};
   if (st && VARSIZE_ANY_EXHDR(st) != 0 &&
       (VARSIZE_ANY_EXHDR(st) < sizeof h || h.used > VARSIZE_ANY_EXHDR(st) - sizeof h))
@@ -260,7 +267,7 @@ Datum optdp_select_final(PG_FUNCTION_ARGS) {
     });
     raise(f);
   }
-  if (h.count == 0) PG_RETURN_NULL();
+  if (h.count == 0) return nullptr;
   const char* entries = VARDATA_ANY(st) + sizeof h;
   std::size_t chosen_at = 0;
   run_cpp(f, fn, [&] {
@@ -268,22 +275,34 @@ Datum optdp_select_final(PG_FUNCTION_ARGS) {
     std::vector<std::size_t> at(h.count);
     std::size_t off = 0;
     for (std::uint32_t i = 0; i < h.count; ++i) {
-      std::int32_t len;
+      std::int32_t n;
       std::memcpy(&scores[i], entries + off, sizeof(double));
-      std::memcpy(&len, entries + off + sizeof(double), sizeof len);
+      std::memcpy(&n, entries + off + sizeof(double), sizeof n);
       at[i] = off;
-      off += sizeof(double) + sizeof len + (len > 0 ? static_cast<std::size_t>(len) : 0);
+      off += sizeof(double) + sizeof n + (n > 0 ? static_cast<std::size_t>(n) : 0);
       if (off > h.used) throw std::invalid_argument("state is not a private_select state");
     }
     const auto gamma = optdp::selection_exponents(scores, p.eps, p.sensitivity);
     chosen_at = at[optdp::sample_selection(backend().rng(), p.method, gamma)];
   });
   raise(f);
-  std::int32_t len;
-  std::memcpy(&len, entries + chosen_at + sizeof(double), sizeof len);
-  if (len < 0) PG_RETURN_NULL();
-  const char* data = entries + chosen_at + sizeof(double) + sizeof len;
-  if (h.typbyval) {
+  std::memcpy(len, entries + chosen_at + sizeof(double), sizeof *len);
+  return entries + chosen_at + sizeof(double) + sizeof *len;
+}
+
+}  // namespace
+
+extern "C" {
+
+// The release, of the candidate's own type.
+Datum optdp_select_final(PG_FUNCTION_ARGS) {
+  const char* fn = agg_name(fcinfo, "private_select");
+  const SelectParams& p = select_params(fcinfo, fn);
+  bytea* st = PG_ARGISNULL(0) ? nullptr : PG_GETARG_BYTEA_PP(0);
+  std::int32_t len = -1;
+  const char* data = choose(fn, p, st, &len);
+  if (data == nullptr || len < 0) PG_RETURN_NULL();
+  if (select_header(st).typbyval) {
     Datum d;
     std::memcpy(&d, data, sizeof d);
     return d;
@@ -291,6 +310,178 @@ Datum optdp_select_final(PG_FUNCTION_ARGS) {
   void* copy = palloc(len);
   std::memcpy(copy, data, len);
   return PointerGetDatum(copy);
+}
+
+}  // extern "C"
+
+// ---- shipped states: private_select_state, private_select_merge -----------------
+//
+// A shipped state lists the shard's candidates by their text (the type's
+// output function), so that it means the same on another server (a binary
+// datum can hold a server's own OIDs: an enum's, an array's element type),
+// with the type's name and (eps, sensitivity, method). private_select_merge
+// (state, candidate, eps [, sensitivity [, method]]) appends the candidates of
+// states made with the same parameters and candidates of the same type, and
+// returns the chosen one in the type of its candidate argument, whose value
+// is not read (NULL::text, NULL::int): it reads the text back with that
+// type's input function. Its entries are the shipped texts.
+
+namespace {
+
+struct SelectShipped {
+  std::uint32_t kind, flags;
+  std::uint32_t count, method;
+  double eps, sensitivity;
+  std::uint64_t used;  // bytes of entries after the header
+  char type[128];      // the candidates' type (format_type_be), NUL-terminated, truncated
+};
+
+const char* method_name(std::uint32_t m) {
+  return m == static_cast<std::uint32_t>(optdp::SelectionMethod::Exponential) ? "'exponential'" : "'permute_and_flip'";
+}
+
+void type_name(Oid type, char (&out)[128]) {
+  const char* n = format_type_be(type);
+  std::memset(out, 0, sizeof out);
+  std::strncpy(out, n, sizeof out - 1);
+}
+
+}  // namespace
+
+extern "C" {
+
+OPTDP_PG_FUNCTION(optdp_select_state_final) {
+  const char* fn = agg_name(fcinfo, "private_select_state");
+  const SelectParams& p = select_params(fcinfo, fn);
+  bytea* st = PG_ARGISNULL(0) ? nullptr : PG_GETARG_BYTEA_PP(0);
+  const SelectHeader h = st ? select_header(st) : SelectHeader{};
+  if (st && VARSIZE_ANY_EXHDR(st) != 0 &&
+      (VARSIZE_ANY_EXHDR(st) < sizeof h || h.used > VARSIZE_ANY_EXHDR(st) - sizeof h))
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s: state is not a private_select state", fn)));
+  SelectShipped out{};
+  out.kind = static_cast<std::uint32_t>(Shipped::Select);
+  out.flags = h.flags;
+  out.method = static_cast<std::uint32_t>(p.method);
+  out.eps = p.eps;
+  out.sensitivity = p.sensitivity;
+  type_name(p.type, out.type);
+  // the candidates' texts, then their total size
+  const std::uint32_t count = h.flags ? 0 : h.count;
+  char** texts = static_cast<char**>(palloc0((count ? count : 1) * sizeof(char*)));
+  double* scores = static_cast<double*>(palloc0((count ? count : 1) * sizeof(double)));
+  Oid output;
+  bool varlena;
+  getTypeOutputInfo(p.type, &output, &varlena);
+  const char* entries = st ? VARDATA_ANY(st) + sizeof h : nullptr;
+  std::uint64_t off = 0, used = 0;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    std::int32_t len;
+    std::memcpy(&scores[i], entries + off, sizeof(double));
+    std::memcpy(&len, entries + off + sizeof(double), sizeof len);
+    const char* data = entries + off + sizeof(double) + sizeof len;
+    off += sizeof(double) + sizeof len + (len > 0 ? static_cast<std::size_t>(len) : 0);
+    if (off > h.used)
+      ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s: state is not a private_select state", fn)));
+    if (len >= 0) {
+      Datum d;
+      if (h.typbyval) std::memcpy(&d, data, sizeof d);
+      else d = PointerGetDatum(data);
+      texts[i] = OidOutputFunctionCall(output, d);
+    }
+    used += sizeof(double) + sizeof(std::int32_t) + (texts[i] ? strlen(texts[i]) : 0);
+  }
+  if (used > kSelectMaxBytes - sizeof out) {
+    out.flags |= kTooLarge;  // refused by the merge, after its charge, as by private_select
+    used = 0;
+  }
+  out.count = out.flags ? 0 : count;
+  out.used = out.flags ? 0 : used;
+  auto* b = static_cast<bytea*>(palloc(VARHDRSZ + sizeof out + out.used));
+  SET_VARSIZE(b, VARHDRSZ + sizeof out + out.used);
+  std::memcpy(VARDATA(b), &out, sizeof out);
+  char* at = VARDATA(b) + sizeof out;
+  for (std::uint32_t i = 0; i < out.count; ++i) {
+    const std::int32_t len = texts[i] ? static_cast<std::int32_t>(strlen(texts[i])) : -1;
+    std::memcpy(at, &scores[i], sizeof(double));
+    std::memcpy(at + sizeof(double), &len, sizeof len);
+    if (len > 0) std::memcpy(at + sizeof(double) + sizeof len, texts[i], len);
+    at += sizeof(double) + sizeof len + (len > 0 ? len : 0);
+  }
+  PG_RETURN_BYTEA_P(b);
+}
+
+// private_select_merge's transition: appends a shipped state's candidates.
+OPTDP_PG_FUNCTION(optdp_select_merge_trans) {
+  const char* fn = "private_select_merge";
+  if (!AggCheckCallContext(fcinfo, nullptr)) call_aggref(fcinfo, fn);
+  const SelectParams& p = select_params(fcinfo, fn, 1);
+  bytea* in = shipped_arg(fcinfo, 1, fn, Shipped::Select);
+  SelectShipped hin{};
+  if (VARSIZE_ANY_EXHDR(in) < sizeof hin)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("%s: state must be a private_select_state state, but is a bytea of %d bytes", fn,
+                           static_cast<int>(VARSIZE_ANY_EXHDR(in)))));
+  std::memcpy(&hin, VARDATA_ANY(in), sizeof hin);
+  hin.type[sizeof hin.type - 1] = 0;
+  if (hin.eps != p.eps || hin.sensitivity != p.sensitivity || hin.method != static_cast<std::uint32_t>(p.method))
+    refuse_state(fn, [&] {
+      return "state was computed with (eps, sensitivity, method) = (" + describe_number(hin.eps) + ", " +
+             describe_number(hin.sensitivity) + ", " + method_name(hin.method) + "), but they are (" +
+             describe_number(p.eps) + ", " + describe_number(p.sensitivity) + ", " +
+             method_name(static_cast<std::uint32_t>(p.method)) + ")";
+    });
+  char want[128];
+  type_name(p.type, want);
+  if (strcmp(want, hin.type) != 0)
+    refuse_state(fn, [&] {
+      return std::string("state was computed with candidates of type ") + hin.type + ", but candidate is of type " +
+             want;
+    });
+  if (hin.used != VARSIZE_ANY_EXHDR(in) - sizeof hin)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("%s: state is not a private_select_state state", fn)));
+  bytea* st = PG_ARGISNULL(0) ? nullptr : own_state(fcinfo);
+  SelectHeader h = st ? select_header(st) : SelectHeader{};
+  if (!h.has_type) {
+    h.has_type = 1;
+    h.typlen = -2;  // the entries are texts
+  }
+  h.flags |= hin.flags;
+  if (static_cast<std::uint64_t>(h.count) + hin.count > optdp::kMaxCandidates)
+    h.flags |= kTooMany;
+  else if (h.used + hin.used > kSelectMaxBytes - sizeof h)
+    h.flags |= kTooLarge;
+  if (h.flags) {  // refused by the final anyway: keep no more
+    bytea* out = select_alloc(h, 0, nullptr, 0);
+    PG_RETURN_BYTEA_P(out);
+  }
+  const std::size_t room = st && VARSIZE_ANY_EXHDR(st) >= sizeof h ? VARSIZE_ANY_EXHDR(st) - sizeof h : 0;
+  if (st == nullptr || h.used + hin.used > room) {
+    std::size_t cap = std::max<std::size_t>(256, 2 * (h.used + hin.used));
+    cap = std::min(cap, kSelectMaxBytes - sizeof h);
+    st = select_alloc(h, cap, st, h.used);
+  }
+  std::memcpy(VARDATA(st) + sizeof h + h.used, VARDATA_ANY(in) + sizeof hin, hin.used);
+  h.used += hin.used;
+  h.count += hin.count;
+  std::memcpy(VARDATA(st), &h, sizeof h);
+  PG_RETURN_BYTEA_P(st);
+}
+
+// private_select_merge's release: the chosen text read back as the candidate argument's type.
+OPTDP_PG_FUNCTION(optdp_select_merge_final) {
+  const char* fn = "private_select_merge";
+  const SelectParams& p = select_params(fcinfo, fn, 1);
+  bytea* st = PG_ARGISNULL(0) ? nullptr : PG_GETARG_BYTEA_PP(0);
+  std::int32_t len = -1;
+  const char* data = choose(fn, p, st, &len);
+  if (data == nullptr || len < 0) PG_RETURN_NULL();
+  char* text = static_cast<char*>(palloc(len + 1));
+  std::memcpy(text, data, len);
+  text[len] = 0;
+  Oid input, ioparam;
+  getTypeInputInfo(p.type, &input, &ioparam);
+  return OidInputFunctionCall(input, text, ioparam, -1);
 }
 
 }  // extern "C"
