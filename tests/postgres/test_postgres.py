@@ -482,8 +482,10 @@ class Shards(unittest.TestCase):
                 s = Server(MODULE_DIR)
                 s.__enter__()
                 cls.shards.append(s)
-                s.psql("CREATE EXTENSION optdp; CREATE TABLE t AS SELECT * FROM (%s) a WHERE g %% 2 = %d"
-                       % (TABLE, part))
+                # every group k has half of its rows on each shard (g %% 2 would put a group
+                # on one shard: GROUPS is even), so that every merge adds two states
+                s.psql("CREATE EXTENSION optdp; CREATE TABLE t AS SELECT * FROM (%s) a WHERE (g / %d) %% 2 = %d"
+                       % (TABLE, GROUPS, part))
         except BaseException:
             cls.tearDownClass()
             raise
@@ -526,21 +528,25 @@ class Shards(unittest.TestCase):
 
     def test_merged_moments_and_quantiles_have_the_law_of_one_server(self):
         # no closed law: the merged releases (one per group k, each merging the two
-        # shards' states) against one server's releases of the same form, two-sample
-        for form, edges in (("avg(x, 1.0, 0, 10)", [1.0, 1.5, 1.8, 1.9, 2.0, 2.1, 2.2, 2.5, 3.0]),
-                            ("var(x, 1.0, 0, 10)", [0.01, 0.5, 1, 2, 4, 8]),
-                            ("stddev(x, 1.0, 0, 10)", [0.01, 0.5, 1, 1.5, 2, 3]),
-                            ("median(x, 1.0, 0, 10)", [0.5, 1.5, 1.9, 2.0, 2.01, 2.5, 4, 7]),
-                            ("quantile(x, 0.9, 2.0, 0, 10)", [0.5, 1.5, 1.9, 2.0, 2.01, 2.5, 4, 7])):
+        # shards' states) against one server's releases of the same form, two-sample,
+        # binned at the deciles of both samples. The value is y = g / GROUPS (0 to 11:
+        # even on one shard, odd on the other), so that a merge that lost a shard's
+        # state would move the law.
+        y = "(g / %d)::float8" % GROUPS
+        for name, params in (("avg", "1.0, 0, 10"), ("var", "1.0, 0, 10"), ("stddev", "1.0, 0, 10"),
+                             ("median", "1.0, 0, 10"), ("quantile", "0.75, 2.0, 0, 10")):
             # the quantiles' release weighs 4097 candidates (~1 ms): fewer groups
-            where = " WHERE k < %d" % (GROUPS // 3) if "quantile" in form or "median" in form else ""
-            state = "private_%s_state(%s" % (form.split("(")[0], form.split("(", 1)[1])
-            merge = "private_%s_merge(state, %s" % (form.split("(")[0], form.split(", ", 1)[1])
-            rows = self.merged("SELECT k, %s FROM t%s GROUP BY k" % (state, where), merge, 13)
-            single = SERVER.psql(SERIAL + "SELECT dp_seed(14); SELECT private_%s FROM t%s GROUP BY k" % (form, where))[1:]
+            where = " WHERE k < %d" % (GROUPS // 3) if name in ("quantile", "median") else ""
+            merge = "private_%s_merge(state, %s)" % (name, params)
+            rows = self.merged("SELECT k, private_%s_state(%s, %s) FROM t%s GROUP BY k" % (name, y, params, where),
+                               merge, 13)
+            single = SERVER.psql(SERIAL + "SELECT dp_seed(14); SELECT private_%s(%s, %s) FROM t%s GROUP BY k"
+                                 % (name, y, params, where))[1:]
             a, b = [float(r[1]) for r in rows], [float(r[0]) for r in single]
             self.assertEqual(len(a), GROUPS // 3 if where else GROUPS)
             self.assertEqual(len(a), len(b))
+            pooled = sorted(a + b)
+            edges = sorted({pooled[len(pooled) * i // 10] for i in range(1, 10)})
             self.assertGreater(two_sample_p(a, b, edges), P_MIN, merge)
 
     def test_merged_levels_have_the_law_of_one_server(self):
