@@ -299,6 +299,33 @@ class Parameters(unittest.TestCase):
         for form, message in cases:
             self.assertSameErrorWithAndWithoutRows(form, message)
 
+    def test_merge_messages_with_and_without_rows(self):
+        # a merge reads its parameters from the call before its first state, by the
+        # release's own reader: the same message with states and without, in both plans
+        not_literal = ("must be a literal or a query parameter (optdp fixes the noise before it reads any row), but "
+                       "is an expression that can depend on a row")
+        cases = [
+            ("private_avg_merge(NULL::bytea, 0, 0, 10)", "private_avg_merge: eps must be a finite number > 0, but is 0"),
+            ("private_var_merge(NULL::bytea, 1, 0, x)", "private_var_merge: upper " + not_literal),
+            ("private_stddev_merge(NULL::bytea, 1, 10, 0)",
+             "private_stddev_merge: lower must be less than upper, but lower is 10 and upper is 0"),
+            ("private_quantile_merge(NULL::bytea, 1.5, 1, 0, 10)", "private_quantile_merge: q must be in [0, 1], but is 1.5"),
+            ("private_median_merge(NULL::bytea, x, 0, 10)", "private_median_merge: eps " + not_literal),
+            ("private_count_levels_merge(NULL::bytea, 0.5, 0.1)",
+             "private_count_levels_merge: alphas must be strictly increasing (the least private level first), but "
+             "alpha_2 is 0.1 after 0.5"),
+            ("private_select_merge(NULL::bytea, NULL::int, 0)", "private_select_merge: eps must be a finite number > 0, "
+                                                                "but is 0"),
+            ("private_select_merge(NULL::bytea, NULL::int, 1, 1, 'gumbel')",
+             "private_select_merge: method must be 'exponential' or 'permute_and_flip', but is 'gumbel'"),
+        ]
+        for form, message in cases:
+            self.assertSameErrorWithAndWithoutRows(form, message)
+        # with valid parameters a NULL state is refused; no state at all releases
+        self.assertEqual(SERVER.error_of("SELECT private_avg_merge(NULL::bytea, 1, 0, 10) FROM t"),
+                         "private_avg_merge: state must be a private_avg_state state, but is NULL")
+        self.assertEqual(len(SERVER.psql("SELECT private_avg_merge(NULL::bytea, 1, 0, 10) FROM t WHERE g < 0")), 1)
+
     def test_a_parameter_that_can_depend_on_a_row_is_refused(self):
         msg = ("private_count: alpha must be a literal or a query parameter (optdp fixes the noise before it reads "
                "any row), but is an expression that can depend on a row")
