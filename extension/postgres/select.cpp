@@ -468,19 +468,47 @@ OPTDP_PG_FUNCTION(optdp_select_merge_trans) {
   PG_RETURN_BYTEA_P(st);
 }
 
-// private_select_merge's release: the chosen text read back as the candidate argument's type.
+// private_select_merge's release: the chosen text read back as the candidate
+// argument's type. Every candidate's text is read back once before the
+// charge: a type of the same name can differ between servers (an enum's
+// labels, a domain's check), and an input error after the draw would depend
+// on which candidate won, that is on the scores; before it, it depends on
+// the candidates alone, which are public.
 OPTDP_PG_FUNCTION(optdp_select_merge_final) {
   const char* fn = "private_select_merge";
   const SelectParams& p = select_params(fcinfo, fn, 1);
   bytea* st = PG_ARGISNULL(0) ? nullptr : PG_GETARG_BYTEA_PP(0);
+  Oid input, ioparam;
+  getTypeInputInfo(p.type, &input, &ioparam);
+  const SelectHeader h = st ? select_header(st) : SelectHeader{};
+  if (st && VARSIZE_ANY_EXHDR(st) >= sizeof h && h.used <= VARSIZE_ANY_EXHDR(st) - sizeof h && !h.flags) {
+    MemoryContext check = AllocSetContextCreate(CurrentMemoryContext, "private_select_merge input check",
+                                                ALLOCSET_SMALL_SIZES);
+    MemoryContext old = MemoryContextSwitchTo(check);
+    const char* entries = VARDATA_ANY(st) + sizeof h;
+    std::uint64_t off = 0;
+    for (std::uint32_t i = 0; i < h.count && off + sizeof(double) + sizeof(std::int32_t) <= h.used; ++i) {
+      std::int32_t len;
+      std::memcpy(&len, entries + off + sizeof(double), sizeof len);
+      off += sizeof(double) + sizeof len;
+      if (len < 0) continue;
+      if (off + len > h.used) break;  // choose() refuses the state
+      char* text = static_cast<char*>(palloc(len + 1));
+      std::memcpy(text, entries + off, len);
+      text[len] = 0;
+      (void)OidInputFunctionCall(input, text, ioparam, -1);
+      MemoryContextReset(check);
+      off += len;
+    }
+    MemoryContextSwitchTo(old);
+    MemoryContextDelete(check);
+  }
   std::int32_t len = -1;
   const char* data = choose(fn, p, st, &len);
   if (data == nullptr || len < 0) PG_RETURN_NULL();
   char* text = static_cast<char*>(palloc(len + 1));
   std::memcpy(text, data, len);
   text[len] = 0;
-  Oid input, ioparam;
-  getTypeInputInfo(p.type, &input, &ioparam);
   return OidInputFunctionCall(input, text, ioparam, -1);
 }
 

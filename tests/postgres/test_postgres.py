@@ -613,6 +613,24 @@ class Shards(unittest.TestCase):
             names = ["c%d" % j if typ == "text" else str(j) for j in range(PER_GROUP)]
             self.assertGreater(chi_square_p(obs, dict(zip(names, law))), P_MIN, "%s: %r" % (method, obs))
 
+    def test_selection_of_a_type_that_differs_between_servers(self):
+        # an enum of the same name with a label the coordinator lacks: every candidate is
+        # read back before the draw, so the merge fails whichever candidate would win
+        # (here 'happy' scores far below the others and never would, at eps 1e6)
+        self.shards[0].psql("DROP TABLE IF EXISTS moods; DROP TYPE IF EXISTS mood; "
+                            "CREATE TYPE mood AS ENUM ('ok', 'sad', 'happy'); "
+                            "CREATE TABLE moods AS SELECT 'ok'::mood m, 1.0::float8 s UNION ALL "
+                            "SELECT 'sad', 5 UNION ALL SELECT 'happy', -1000")
+        parts = ("SELECT * FROM dblink('%s', 'SELECT private_select_state(m, s, 1e6) FROM moods') AS s(state bytea)"
+                 % self.shards[0].conninfo())
+        SERVER.psql("DROP TYPE IF EXISTS mood; CREATE TYPE mood AS ENUM ('ok', 'sad')")
+        self.assertEqual(SERVER.error_of("SELECT private_select_merge(state, NULL::mood, 1e6) FROM (%s) p" % parts),
+                         'invalid input value for enum mood: "happy"')
+        SERVER.psql("DROP TYPE mood; CREATE TYPE mood AS ENUM ('ok', 'sad', 'happy')")
+        self.assertEqual(SERVER.psql("SELECT v, pg_typeof(v) FROM (SELECT private_select_merge(state, NULL::mood, 1e6) v "
+                                     "FROM (%s) p) a" % parts), [["sad", "mood"]])
+        SERVER.psql("DROP TYPE mood")
+
     def test_a_state_of_other_parameters_is_refused(self):
         parts = "SELECT * FROM dblink('%s', 'SELECT private_count_state(0.25) FROM t') AS s(state bytea)" % (
             self.shards[0].conninfo())
