@@ -371,16 +371,26 @@ class Privileges(unittest.TestCase):
                          "permission denied for aggregate private_count_state")
         self.assertEqual(SERVER.error_of("SET ROLE analyst; SELECT staircase_sum_state(x, 1, 10) FROM t"),
                          "permission denied for aggregate staircase_sum_state")
-        # every shipped state is an exact aggregate: not for PUBLIC; the merges release, charged
+        # every shipped state is an exact aggregate: not for PUBLIC
         for state in ("private_avg_state(x, 1, 0, 10)", "private_var_state(x, 1, 0, 10)",
                       "private_stddev_state(x, 1, 0, 10)", "private_quantile_state(x, 0.5, 1, 0, 10)",
                       "private_median_state(x, 1, 0, 10)", "private_count_levels_state(0.5, 0.8)",
                       "private_count_levels_of_state(x, 0.5)", "private_select_state(g, x, 1.0)"):
             self.assertEqual(SERVER.error_of("SET ROLE analyst; SELECT %s FROM t" % state),
                              "permission denied for aggregate " + state.split("(")[0])
-        self.assertEqual(len(SERVER.psql("SET ROLE analyst; SELECT private_avg_merge(s, 1, 0, 10), "
-                                         "private_count_levels_merge(s, 0.5), private_select_merge(s, NULL::int, 1) "
-                                         "FROM (SELECT NULL::bytea s WHERE false) a")), 1)
+        # nor the merges: a merge trusts its state, which an analyst could forge from a row's
+        # value (here a count whose rows are g's bytes), released with a count's noise
+        forged = ("decode((SELECT string_agg(substr(lpad(to_hex(g), 16, '0'), i * 2 + 1, 2), '' ORDER BY i DESC) "
+                  "FROM generate_series(0, 7) i) || '000000000000e03f', 'hex')")
+        self.assertEqual(SERVER.psql("SELECT private_count_merge(%s, 0.5) > 1000 FROM t WHERE g = 35000" % forged),
+                         [["t"]])
+        for merge in ("private_count_merge(%s, 0.5)" % forged, "staircase_sum_merge(NULL::bytea, 1, 10)",
+                      "laplace_sum_merge(NULL::bytea, 1, 0, 10)", "private_avg_merge(NULL::bytea, 1, 0, 10)",
+                      "private_var_merge(NULL::bytea, 1, 0, 10)", "private_stddev_merge(NULL::bytea, 1, 0, 10)",
+                      "private_quantile_merge(NULL::bytea, 0.5, 1, 0, 10)", "private_median_merge(NULL::bytea, 1, 0, 10)",
+                      "private_count_levels_merge(NULL::bytea, 0.5)", "private_select_merge(NULL::bytea, NULL::int, 1)"):
+            self.assertEqual(SERVER.error_of("SET ROLE analyst; SELECT %s FROM t WHERE g = 35000" % merge),
+                             "permission denied for aggregate " + merge.split("(")[0])
         self.assertEqual(SERVER.error_of("SET ROLE analyst; SELECT dp_seed(1)"),
                          "permission denied for function dp_seed")
         self.assertEqual(SERVER.error_of("SET ROLE analyst; CREATE AGGREGATE exact(float8) "
