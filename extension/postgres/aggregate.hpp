@@ -9,6 +9,7 @@
 #include <utility>
 #include <initializer_list>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "core/rng.hpp"
@@ -109,6 +110,14 @@ const char* agg_name(FunctionCallInfo fcinfo, const char* fallback);
 
 // ---- bytea states --------------------------------------------------------------
 
+// private_count's state, shared by private_count_levels(_of): the number of
+// rows; alpha is filled in only by a shipped state (private_count_state), so
+// that a merge can check it.
+struct CountState {
+  std::int64_t rows;
+  double alpha;
+};
+
 template <class S>
 S load(bytea* b, const char* function, const char* what) {
   S s;
@@ -156,5 +165,75 @@ bytea* state_arg(FunctionCallInfo fcinfo, const char* function, const char* what
 // has checked the call context and the state: the aggregate's own value,
 // built from INITCOND or returned by the previous call, never toasted.
 inline bytea* own_state(FunctionCallInfo fcinfo) { return reinterpret_cast<bytea*>(DatumGetPointer(PG_GETARG_DATUM(0))); }
+
+// ---- shipped states (the *_state aggregates, merged by the *_merge ones) -------
+//
+// private_count's and the sums' shipped states are told apart by their sizes
+// alone; every later one begins with the kind of the aggregate that made it,
+// so that a merge refuses another aggregate's state of the same size, and
+// records the parameters of the call that made it, which the merge compares
+// with its own before it adds the state.
+
+enum class Shipped : std::uint32_t {
+  Avg = 0x6f640001,
+  Var,
+  Stddev,
+  Quantile,
+  Median,
+  Levels,
+  Select,
+};
+
+// The aggregate that makes a state of that kind, for messages ("private_avg_state").
+inline const char* shipped_by(Shipped k) {
+  switch (k) {
+    case Shipped::Avg: return "private_avg_state";
+    case Shipped::Var: return "private_var_state";
+    case Shipped::Stddev: return "private_stddev_state";
+    case Shipped::Quantile: return "private_quantile_state";
+    case Shipped::Median: return "private_median_state";
+    case Shipped::Levels: return "private_count_levels_state";
+    case Shipped::Select: return "private_select_state";
+  }
+  return nullptr;
+}
+
+// Raises "<merge>: <message()>" (message() builds the text, inside run_cpp).
+template <class Message>
+void refuse_state(const char* merge, Message&& message) {
+  Failure f;
+  run_cpp(f, merge, [&] { throw std::invalid_argument(message()); });
+  raise(f);
+}
+
+// The shipped state, argument i of a merge, after the checks before it is
+// read: not NULL, and made by the aggregate of kind `want` (its size is the
+// caller's check).
+inline bytea* shipped_arg(FunctionCallInfo fcinfo, int i, const char* merge, Shipped want) {
+  if (PG_ARGISNULL(i))
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("%s: state must be a %s state, but is NULL", merge, shipped_by(want))));
+  bytea* b = PG_GETARG_BYTEA_PP(i);
+  std::uint32_t kind = 0;
+  if (VARSIZE_ANY_EXHDR(b) >= sizeof kind) std::memcpy(&kind, VARDATA_ANY(b), sizeof kind);
+  if (kind == static_cast<std::uint32_t>(want)) return b;
+  const char* by = kind >= static_cast<std::uint32_t>(Shipped::Avg) && kind <= static_cast<std::uint32_t>(Shipped::Select)
+                       ? shipped_by(static_cast<Shipped>(kind))
+                       : nullptr;
+  if (by == nullptr)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("%s: state must be a %s state, but is another bytea", merge, shipped_by(want))));
+  ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                  errmsg("%s: state was computed by %s, but %s merges the states of %s", merge, by, merge,
+                         shipped_by(want))));
+  return nullptr;
+}
+
+// "(1, 0, 10)": parameters for a refusal's message.
+inline std::string describe_numbers(std::initializer_list<double> v) {
+  std::string s = "(";
+  for (double x : v) s += (s.size() > 1 ? ", " : "") + describe_number(x);
+  return s + ")";
+}
 
 }  // namespace optdp_pg

@@ -68,6 +68,12 @@ optdp::Rng& backend_rng();
 // the ledger cannot be reached. Returns the entry's id, or -1 when the
 // database has no ledger. PostgreSQL side (may raise).
 std::int64_t charge_release(const char* function, double epsilon, double delta, double rho);
+// Refuses, before any argument's value is read, a call of the release table
+// function `name` (private_groups, release_levels) that is not the only
+// table of a top-level SELECT with constant or query-parameter arguments:
+// elsewhere the rows of other tables would decide how often it runs, and is
+// charged (groups.cpp, docs/boundary.md). PostgreSQL side (may raise).
+void check_release_shape(FunctionCallInfo fcinfo, const char* name);
 // Records the number of keys a grouped release published in entry id
 // (charged before the rows were read); nothing for id -1.
 void record_released_keys(const char* function, std::int64_t id, std::int64_t released_keys);

@@ -1,9 +1,10 @@
 // optdp for PostgreSQL: the scalar helpers (intervals, costs, conversions,
-// optimal post-processing) and the set-returning functions (mechanism
-// matrices, remaps, selection probabilities), with the SQLite binding's
-// names, arguments, defaults and messages (sql/reference.md; the differences
-// are in docs/scale.md). Every value depends on the public parameters alone:
-// nothing here reads a table or draws noise.
+// optimal post-processing), the set-returning functions (mechanism
+// matrices, remaps, selection probabilities) and release_levels, with the
+// SQLite binding's names, arguments, defaults and messages
+// (sql/reference.md; the differences are in docs/scale.md). But for
+// release_levels, a release charged to the ledger, every value depends on
+// the public parameters alone: nothing here reads a table or draws noise.
 //
 // Arguments are copied out of PostgreSQL first (read_args), the C++ work runs
 // inside run_cpp (common.hpp), and results and rows are handed back after it.
@@ -28,6 +29,7 @@
 #include "core/format.hpp"
 #include "core/helpers.hpp"
 #include "core/intervals.hpp"
+#include "core/levels.hpp"
 #include "core/loss.hpp"
 #include "core/lp.hpp"
 #include "core/mechanism.hpp"
@@ -394,6 +396,28 @@ class ProbabilityRows final : public Rows {
   std::size_t r_ = 0;
 };
 
+// (level, alpha, released): one value released at k levels (release_levels).
+class LevelRows final : public Rows {
+ public:
+  LevelRows(std::int64_t value, std::int64_t n, std::vector<double> alphas)
+      : value_(value), chain_(n, alphas), alphas_(std::move(alphas)) {}
+  void release(optdp::Rng& rng) { released_ = chain_.release(value_, rng); }
+  bool eof() const noexcept override { return r_ >= released_.size(); }
+  void next() noexcept override { ++r_; }
+  void row(Datum* v) const noexcept override {
+    v[0] = Int64GetDatum(static_cast<std::int64_t>(r_ + 1));
+    v[1] = Float8GetDatum(alphas_[r_]);
+    v[2] = Int64GetDatum(released_[r_]);
+  }
+
+ private:
+  std::int64_t value_;
+  optdp::RangeLevelChain chain_;
+  std::vector<double> alphas_;
+  std::vector<std::int64_t> released_;
+  std::size_t r_ = 0;
+};
+
 void delete_rows(void* rows) { delete static_cast<Rows*>(rows); }
 
 using Open = std::unique_ptr<Rows> (*)(const Call&);
@@ -425,6 +449,75 @@ Datum srf(FunctionCallInfo fcinfo, const char* function, const char* types, Open
   }
   fctx = SRF_PERCALL_SETUP();
   Rows* rows = static_cast<Rows*>(fctx->user_fctx);
+  if (rows->eof()) SRF_RETURN_DONE(fctx);
+  Datum v[3];
+  bool nulls[3] = {false, false, false};
+  rows->row(v);
+  rows->next();
+  HeapTuple t = heap_form_tuple(fctx->tuple_desc, v, nulls);
+  SRF_RETURN_NEXT(fctx, HeapTupleGetDatum(t));
+}
+
+// release_levels(value, n, alphas): the range-restricted release of one value
+// at k levels (core/levels.hpp, docs/levels.md), as SQLite's table function:
+// value clamped into [0, n], level i distributed as G(n, alpha_i), charged
+// once at alpha_1's epsilon (the least private level). A release, not a
+// helper: every argument must be a constant or a query parameter, checked
+// before any value is read (a value a row gives could decide whether the
+// call fails), then the call's shape (check_release_shape: it runs once per
+// execution whatever the data), then the values, the charge, the draw.
+// alphas: text (a JSON array, as SQLite's) or a float8[] (types "iit", "iia").
+Datum release_levels(FunctionCallInfo fcinfo, const char* types) {
+  constexpr const char* fn = "release_levels";
+  FuncCallContext* fctx;
+  if (SRF_IS_FIRSTCALL()) {
+    static constexpr const char* kNames[] = {"value", "n", "alphas"};
+    for (int i = 0; i < PG_NARGS() && i < 3; ++i)
+      if (!get_fn_expr_arg_stable(fcinfo->flinfo, i))
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("%s: %s must be a literal or a query parameter (optdp fixes the noise before it reads "
+                               "any row), but is an expression",
+                               fn, kNames[i])));
+    optdp_pg::check_release_shape(fcinfo, fn);
+    fctx = SRF_FIRSTCALL_INIT();
+    MemoryContext old = MemoryContextSwitchTo(fctx->multi_call_memory_ctx);
+    TupleDesc td;
+    if (get_call_result_type(fcinfo, nullptr, &td) != TYPEFUNC_COMPOSITE)
+      ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg("%s: must return rows", fn)));
+    fctx->tuple_desc = BlessTupleDesc(td);
+    Call c;
+    read_args(fcinfo, types, c);
+    Failure f;
+    LevelRows* rows = nullptr;
+    double eps = 0;
+    run_cpp(f, fn, [&] {
+      const std::int64_t value = integer(c.arg[0], "value");
+      const std::int64_t n = integer(c.arg[1], "n");
+      optdp::check_n(n, optdp::kMaxMatrixN);
+      std::vector<double> alphas;
+      if (c.arg[2].type == 'a') {
+        alphas = list_of(c.arg[2], "alphas");
+        optdp::check_levels(alphas);
+      } else {
+        alphas = optdp::parse_levels(text_of(c.arg[2], "alphas", "a JSON array of increasing alphas"));
+      }
+      eps = optdp::epsilon_of_alpha(alphas[0]);  // the least private level's
+      rows = new LevelRows(value, n, std::move(alphas));
+    }, c.shown);
+    raise(f);
+    // freed with the call's memory, also when the charge below raises
+    auto* cb = static_cast<MemoryContextCallback*>(palloc(sizeof(MemoryContextCallback)));
+    cb->func = delete_rows;
+    cb->arg = rows;
+    MemoryContextRegisterResetCallback(fctx->multi_call_memory_ctx, cb);
+    fctx->user_fctx = rows;
+    MemoryContextSwitchTo(old);
+    optdp_pg::charge_release(fn, eps, 0.0, 0.0);
+    run_cpp(f, fn, [&] { rows->release(optdp_pg::backend_rng()); });
+    raise(f);
+  }
+  fctx = SRF_PERCALL_SETUP();
+  auto* rows = static_cast<LevelRows*>(fctx->user_fctx);
   if (rows->eof()) SRF_RETURN_DONE(fctx);
   Datum v[3];
   bool nulls[3] = {false, false, false};
@@ -730,6 +823,8 @@ Datum optdp_staircase_pmf(PG_FUNCTION_ARGS) { return srf(fcinfo, "staircase_pmf"
 Datum optdp_selection_probabilities(PG_FUNCTION_ARGS) {
   return srf(fcinfo, "selection_probabilities", "afft", open_selection_probabilities);
 }
+OPTDP_PG_FUNCTION(optdp_release_levels_t) { return release_levels(fcinfo, "iit"); }
+OPTDP_PG_FUNCTION(optdp_release_levels_a) { return release_levels(fcinfo, "iia"); }
 
 // The functions with a loss and a prior: one entry point per overload, the
 // loss text (t) or a two-dimensional float8[] (M), the prior text (t) or a

@@ -373,20 +373,20 @@ bool guard_walker(Node* node, void* context) {
 
 // ---- the call's shape -------------------------------------------------------------
 //
-// The release runs (and is charged) each time the executor calls the
-// function. It must run exactly once per execution whatever the data, so the
-// plan must be: a FunctionScan of this call alone, without a filter, under
+// A release table function (private_groups, release_levels) runs (and is
+// charged) each time the executor calls it. It must run exactly once per
+// execution whatever the data, so the plan must be: a FunctionScan of this call alone, without a filter, under
 // nothing but Sort, Limit, a plain Agg, WindowAgg, Result or an INSERT's
 // ModifyTable, and with no subplan anywhere (a subquery, a CTE, a join would
 // decide from rows how often, or whether, it runs). The arguments must be
 // constants or query parameters (after constant folding).
 
-[[noreturn]] void refuse_shape(const char* why) {
+[[noreturn]] void refuse_shape(const char* name, const char* why) {
   ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                   errmsg("%s: must be the only table of a top-level SELECT (SELECT ... FROM %s(...) [ORDER BY ...], "
                          "alone or in INSERT INTO ... SELECT or CREATE TABLE ... AS SELECT), so that it runs exactly "
                          "once; %s",
-                         kName, kName, why)));
+                         name, name, why)));
 }
 
 // Whether ps is the statement the client sent: a statement of the active
@@ -422,25 +422,28 @@ bool sent_by_the_client(const PlannedStmt* ps, Oid fn) {
   return false;
 }
 
-void check_shape(FunctionCallInfo fcinfo) {
+}  // namespace
+
+// Declared in common.hpp: private_groups' and release_levels' check.
+void optdp_pg::check_release_shape(FunctionCallInfo fcinfo, const char* name) {
   auto* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
   if (rsinfo == nullptr || !IsA(rsinfo, ReturnSetInfo) || rsinfo->econtext == nullptr ||
       rsinfo->econtext->ecxt_estate == nullptr || rsinfo->econtext->ecxt_estate->es_plannedstmt == nullptr)
-    refuse_shape("it is called where no plan is known");
+    refuse_shape(name, "it is called where no plan is known");
   const PlannedStmt* ps = rsinfo->econtext->ecxt_estate->es_plannedstmt;
   if (!sent_by_the_client(ps, fcinfo->flinfo->fn_oid))
-    refuse_shape("it is run by a function, a trigger or a DO block, whose code decides how often it runs; call it "
+    refuse_shape(name, "it is run by a function, a trigger or a DO block, whose code decides how often it runs; call it "
                  "in a statement of its own");
-  if (ps->subplans != NIL) refuse_shape("this statement has a subquery or a CTE; filter, join or limit the published "
+  if (ps->subplans != NIL) refuse_shape(name, "this statement has a subquery or a CTE; filter, join or limit the published "
                                         "rows in a later statement");
   const Plan* p = ps->planTree;
   for (int depth = 0; p != nullptr && depth < 16; ++depth) {
     if (p->initPlan != NIL || p->righttree != nullptr)
-      refuse_shape("it is joined or has a subquery; filter, join or limit the published rows in a later statement");
+      refuse_shape(name, "it is joined or has a subquery; filter, join or limit the published rows in a later statement");
     switch (nodeTag(p)) {
       case T_ModifyTable:
         if (reinterpret_cast<const ModifyTable*>(p)->operation != CMD_INSERT)
-          refuse_shape("only INSERT INTO ... SELECT may store the published rows");
+          refuse_shape(name, "only INSERT INTO ... SELECT may store the published rows");
         break;
       case T_Limit:
       case T_Sort:
@@ -448,39 +451,42 @@ void check_shape(FunctionCallInfo fcinfo) {
       case T_WindowAgg: break;
       case T_Agg:
         if (reinterpret_cast<const Agg*>(p)->aggstrategy != AGG_PLAIN)
-          refuse_shape("after it comes GROUP BY; filter, join or limit the published rows in a later statement");
+          refuse_shape(name, "after it comes GROUP BY; filter, join or limit the published rows in a later statement");
         break;
       case T_Result:
         if (reinterpret_cast<const Result*>(p)->resconstantqual != nullptr)
-          refuse_shape("after it comes WHERE; filter, join or limit the published rows in a later statement");
+          refuse_shape(name, "after it comes WHERE; filter, join or limit the published rows in a later statement");
         break;
       case T_FunctionScan: {
         const auto* fs = reinterpret_cast<const FunctionScan*>(p);
         if (list_length(fs->functions) != 1)
-          refuse_shape("it is in ROWS FROM with other functions");
+          refuse_shape(name, "it is in ROWS FROM with other functions");
         const auto* rtf = static_cast<const RangeTblFunction*>(linitial(fs->functions));
         if (!IsA(rtf->funcexpr, FuncExpr) || reinterpret_cast<FuncExpr*>(rtf->funcexpr)->funcid != fcinfo->flinfo->fn_oid)
-          refuse_shape("it is called inside another expression");
+          refuse_shape(name, "it is called inside another expression");
         if (p->qual != NIL)
-          refuse_shape("after it comes WHERE; filter, join or limit the published rows in a later statement");
+          refuse_shape(name, "after it comes WHERE; filter, join or limit the published rows in a later statement");
         ListCell* lc;
         foreach (lc, reinterpret_cast<FuncExpr*>(rtf->funcexpr)->args) {
           Node* a = static_cast<Node*>(lfirst(lc));
           while (IsA(a, RelabelType)) a = reinterpret_cast<Node*>(reinterpret_cast<RelabelType*>(a)->arg);
           if (!(IsA(a, Const) || (IsA(a, Param) && reinterpret_cast<Param*>(a)->paramkind == PARAM_EXTERN)))
-            refuse_shape("its arguments must be literals or query parameters (optdp fixes the noise before it reads "
+            refuse_shape(name, "its arguments must be literals or query parameters (optdp fixes the noise before it reads "
                          "any row)");
         }
         return;
       }
       default:
-        refuse_shape("it is joined, filtered or called in a select list; filter, join or limit the published rows in "
+        refuse_shape(name,
+                     "it is joined, filtered or called in a select list; filter, join or limit the published rows in "
                      "a later statement");
     }
     p = p->lefttree;
   }
-  refuse_shape("it is called in a select list, not in FROM");
+  refuse_shape(name, "it is called in a select list, not in FROM");
 }
+
+namespace {
 
 // ---- the queries -----------------------------------------------------------------
 
@@ -777,7 +783,7 @@ PG_FUNCTION_INFO_V1(optdp_private_groups);
 PGDLLEXPORT Datum optdp_private_groups(PG_FUNCTION_ARGS);
 
 Datum optdp_private_groups(PG_FUNCTION_ARGS) {
-  check_shape(fcinfo);
+  check_release_shape(fcinfo, kName);
 
   // Parameters first, all from the arguments alone.
   Failure f;

@@ -286,6 +286,49 @@ class Ledger(unittest.TestCase):
                                               ["private_select", "0.25", "21"]])
 
 
+    def test_release_levels_one_charge_per_call_none_for_a_refused_one(self):
+        # charged at the least private level's epsilon, before its rows; refused arguments
+        # and shapes are not charged
+        db = "ledger2"
+        SERVER.psql("TRUNCATE optdp_charges", db=db)
+        SERVER.psql("SELECT * FROM release_levels(3, 10, '[0.2, 0.5, 0.9]'); "
+                    "SELECT * FROM release_levels(3, 10, ARRAY[0.25]) LIMIT 1; "
+                    "CREATE TEMP TABLE published AS SELECT * FROM release_levels(0, 0, '[0.5]')", db=db)
+        for sql in ("SELECT * FROM release_levels(3, 10, '[0.9, 0.2]')",
+                    "SELECT * FROM sel, release_levels(3, 10, '[0.5]')",
+                    "SELECT * FROM sel, release_levels(sel.g, 10, '[0.5]')",
+                    "SELECT * FROM release_levels(3, 10, '[0.5]') WHERE level = 1",
+                    "SELECT release_levels(3, 10, '[0.5]')",
+                    "DO $$ BEGIN PERFORM * FROM release_levels(3, 10, '[0.5]'); END $$"):
+            self.assertRegex(SERVER.error_of(sql, db=db), "^release_levels: ", sql)
+        eps = [SERVER.psql("SELECT dp_epsilon(%s)" % a)[0][0] for a in ("0.2", "0.25", "0.5")]
+        self.assertEqual(SERVER.psql("SELECT function, epsilon FROM dp_ledger_entries ORDER BY id", db=db),
+                         [["release_levels", e] for e in eps])
+
+
+class ReleaseLevels(unittest.TestCase):
+    """release_levels(value, n, alphas): one release per statement."""
+    N = 3000  # releases
+
+    def test_joint_law_of_the_levels(self):
+        # (level 1, level 2) of release_levels(3, 10, [0.5, 0.8]) against the core's law:
+        # level 1 from the geometric mechanism G(10, 0.5) at 3, level 2 from the
+        # derivation matrix T(0.5, 0.8) at level 1 (so level 2 has the law of G(10, 0.8))
+        g = {(int(i), int(z)): float(p) for i, z, p in SERVER.psql("SELECT * FROM geometric_matrix(10, 0.5)")}
+        t = {(int(o), int(z)): float(p) for o, z, p in SERVER.psql("SELECT * FROM derivation_matrix(10, 0.5, 0.8)")}
+        law = {(a, b): g[(3, a)] * t[(a, b)] for a in range(11) for b in range(11)}
+        for alphas, seed in (("'[0.5, 0.8]'", 41), ("ARRAY[0.5, 0.8]", 42)):
+            out = SERVER.psql("SELECT dp_seed(%d);" % seed +
+                              "SELECT * FROM release_levels(3, 10, %s);" % alphas * self.N)[1:]
+            self.assertEqual(len(out), 2 * self.N)
+            obs = {}
+            for first, second in zip(out[0::2], out[1::2]):
+                self.assertEqual((first[:2], second[:2]), (["1", "0.5"], ["2", "0.8"]))
+                key = (int(first[2]), int(second[2]))
+                obs[key] = obs.get(key, 0) + 1
+            self.assertGreater(chi_square_p(obs, law), P_MIN, alphas)
+
+
 # ---- the paired-neighbour audit (docs/audit.md) -----------------------------------
 N_MAIN, N_PILOT = 5000, 1000  # releases per side, as the SQLite suite's short run
 

@@ -37,6 +37,7 @@ import os
 import re
 import sqlite3
 import struct
+import subprocess
 import sys
 import unittest
 
@@ -227,8 +228,11 @@ def translate_arg(expr, ptype):
 
 CALL_RE = re.compile(r"SELECT (\* FROM )?(\w+)\((.*)\)( LIMIT 3)?;?$")
 HIDDEN_RE = re.compile(r"SELECT \* FROM (\w+) WHERE (.*) LIMIT 3;?$")
+# The release table functions, by arity (P: text, or float8[] in another overload).
+RELEASES = {("release_levels", 3): "iiP"}
 # SQLite's hidden argument columns, in call order: PostgreSQL's argument names.
 ARGUMENT_NAMES = {
+    "release_levels": ["value", "n", "alphas"],
     "geometric_matrix": ["n", "alpha"], "derivation_matrix": ["n", "alpha", "beta"],
     "staircase_pmf": ["eps", "delta", "lo", "hi", "cost"], "optimal_remap": ["n", "alpha", "loss", "prior"],
     "optimal_mechanism": ["n", "alpha", "loss", "prior", "method"],
@@ -261,9 +265,9 @@ def hidden_as_call(sql):
     return m.group(1), [given[n] for n in names], names
 
 
-def translate_case(case):
+def translate_case(case, signatures=None):
     """(kind, PostgreSQL SQL, SQLite values, name of the function, PostgreSQL
-    arguments, signature) or (kind, why)."""
+    arguments, signature) or (kind, why). signatures: SIGNATURES by default."""
     if case.get("source") == "sqlite" or case.get("bind") is not None:
         return ("not applicable", "SQLite's own error or bound parameters")
     names = None
@@ -280,7 +284,7 @@ def translate_case(case):
         fn, args = m.group(2), split_args(m.group(3))
     else:
         return ("not applicable", "form " + str(case.get("form")))
-    sig = SIGNATURES.get((fn, len(args)))
+    sig = (signatures or SIGNATURES).get((fn, len(args)))
     if sig is None:
         return ("not applicable", "no such arity")
     pg_args, kinds, values = [], [], []
@@ -295,6 +299,8 @@ def translate_case(case):
     # PostgreSQL materialises all of them before LIMIT applies).
     named = ["%s => %s" % (n, a) for n, a in zip(names, pg_args)] if names else pg_args
     sql = "SELECT %s(%s)%s" % (fn, ", ".join(named), " LIMIT 3" if fn in SRFS else "")
+    if (fn, len(args)) in RELEASES:  # a release runs only in FROM (the only table of its SELECT)
+        sql = "SELECT * FROM %s(%s) LIMIT 3" % (fn, ", ".join(named))
     kind = "type" if "type" in kinds else ("array" if "array" in kinds else "same")
     return (kind, sql, values, fn, pg_args, sig)
 
@@ -649,6 +655,80 @@ class Catalogue(unittest.TestCase):
             if not re.search(r"(?<![A-Za-z0-9_])%s(?![A-Za-z0-9_])" % re.escape(name), err):
                 return "the message does not name %r: %s" % (name, err)
         return None
+
+
+class ReleaseCatalogue(unittest.TestCase):
+    """The catalogue's cases of release_levels, each a statement of its own: a
+    release runs only as the only table of a top-level SELECT (not inside
+    try_sql's PL/pgSQL), and is charged (no ledger here)."""
+
+    def run_pg(self, sql):
+        """{"rows": [...]} or {"state": SQLSTATE, "error": message}."""
+        r = subprocess.run([SERVER.psql_path, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-v",
+                            "VERBOSITY=verbose", "-h", SERVER.socket_dir, "-U", "postgres", "-d", "postgres"],
+                           input=sql, capture_output=True, text=True, timeout=120)
+        if r.returncode == 0:
+            return {"rows": [line.split("|") for line in r.stdout.splitlines() if line]}
+        m = re.search(r"ERROR:  ([0-9A-Z]{5}): (.*)", r.stderr)
+        self.assertIsNotNone(m, sql + "\n" + r.stderr)
+        return {"state": m.group(1), "error": m.group(2)}
+
+    def test_release_levels_catalogue(self):
+        with open(CATALOGUE, encoding="utf-8") as f:
+            cases = [c for c in json.load(f)["cases"] if c["function"] == "release_levels"]
+        counts, failures = {}, []
+        for case in cases:
+            why, kind = self.check(case)
+            counts[kind] = counts.get(kind, 0) + 1
+            if why:
+                failures.append("%s\n    %s\n    %s" % (case["id"], case["sql"][:200], why))
+        print("\nrelease_levels catalogue on PostgreSQL: %d cases; %s" % (
+            len(cases), ", ".join("%s %d" % kv for kv in sorted(counts.items()))), file=sys.stderr)
+        if failures:
+            self.fail("%d failures:\n%s" % (len(failures), "\n".join(failures[:40])))
+        self.assertGreater(counts.get("same", 0), 30)
+
+    def check(self, case):
+        """(why it fails or None, the kind of comparison)."""
+        exp = case["expect"]
+        plan = translate_case(case, RELEASES)
+        if len(plan) == 2:
+            m = CALL_RE.match(case["sql"])
+            if m and case.get("source") != "sqlite" and len(split_args(m.group(3))) != 3:
+                # an arity SQLite refuses with its own message: no such function here
+                res = self.run_pg("SELECT * FROM %s(%s) LIMIT 3" % (m.group(2), m.group(3)))
+                return (None if res.get("state") == "42883" else "not 'function ... does not exist': %r" % res,
+                        "arity")
+            if "rows" in exp and case.get("form") == "call":
+                # a plain statement over the release (its clamped values): as in SQLite, 1 for true
+                res = self.run_pg(case["sql"])
+                got = [[1 if v == "t" else 0 if v == "f" else v for v in r] for r in res.get("rows", [])]
+                return (None if got == exp["rows"] else "SQLite gives %r, PostgreSQL %r" % (exp["rows"], res),
+                        "rows")
+            return None, "not applicable"
+        kind, sql, values, fn, pg_args, sig = plan
+        res = self.run_pg(sql)
+        err, state = res.get("error"), res.get("state")
+        if state == "XX000":
+            return "an internal error: " + err, kind
+        if kind == "type":
+            # PostgreSQL's own type error (no overload takes that type; a text that is not an integer)
+            return (None if state in ("42883", "22P02") else "not a type error: %s %s" % (state, err)), kind
+        if NOT_LITERAL in exp.get("error", ""):
+            # an expression of constants, which PostgreSQL folds: SQLite's outcome for its value bound
+            kind = "constant"
+            want = lite("SELECT * FROM %s(?, ?, ?) LIMIT 3" % fn, values)
+            exp = {"error": want[1]} if isinstance(want, tuple) else {"ok": True}
+        if "ok" in exp:
+            if err is not None:
+                return "an error where a value was due: " + err, kind
+            return (None if res["rows"] else "no rows"), kind
+        if err is None:
+            return "a value where an error was due: %r" % res, kind
+        expected = float8_text(exp["error"])
+        if state != "22023" or err != expected:
+            return "message differs:\n      expected: %s\n      got:      %s %s" % (expected, state, err), kind
+        return None, kind
 
 
 # ---- the catalogue's aggregate cases -----------------------------------------------

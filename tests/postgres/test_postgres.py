@@ -299,6 +299,33 @@ class Parameters(unittest.TestCase):
         for form, message in cases:
             self.assertSameErrorWithAndWithoutRows(form, message)
 
+    def test_merge_messages_with_and_without_rows(self):
+        # a merge reads its parameters from the call before its first state, by the
+        # release's own reader: the same message with states and without, in both plans
+        not_literal = ("must be a literal or a query parameter (optdp fixes the noise before it reads any row), but "
+                       "is an expression that can depend on a row")
+        cases = [
+            ("private_avg_merge(NULL::bytea, 0, 0, 10)", "private_avg_merge: eps must be a finite number > 0, but is 0"),
+            ("private_var_merge(NULL::bytea, 1, 0, x)", "private_var_merge: upper " + not_literal),
+            ("private_stddev_merge(NULL::bytea, 1, 10, 0)",
+             "private_stddev_merge: lower must be less than upper, but lower is 10 and upper is 0"),
+            ("private_quantile_merge(NULL::bytea, 1.5, 1, 0, 10)", "private_quantile_merge: q must be in [0, 1], but is 1.5"),
+            ("private_median_merge(NULL::bytea, x, 0, 10)", "private_median_merge: eps " + not_literal),
+            ("private_count_levels_merge(NULL::bytea, 0.5, 0.1)",
+             "private_count_levels_merge: alphas must be strictly increasing (the least private level first), but "
+             "alpha_2 is 0.1 after 0.5"),
+            ("private_select_merge(NULL::bytea, NULL::int, 0)", "private_select_merge: eps must be a finite number > 0, "
+                                                                "but is 0"),
+            ("private_select_merge(NULL::bytea, NULL::int, 1, 1, 'gumbel')",
+             "private_select_merge: method must be 'exponential' or 'permute_and_flip', but is 'gumbel'"),
+        ]
+        for form, message in cases:
+            self.assertSameErrorWithAndWithoutRows(form, message)
+        # with valid parameters a NULL state is refused; no state at all releases
+        self.assertEqual(SERVER.error_of("SELECT private_avg_merge(NULL::bytea, 1, 0, 10) FROM t"),
+                         "private_avg_merge: state must be a private_avg_state state, but is NULL")
+        self.assertEqual(len(SERVER.psql("SELECT private_avg_merge(NULL::bytea, 1, 0, 10) FROM t WHERE g < 0")), 1)
+
     def test_a_parameter_that_can_depend_on_a_row_is_refused(self):
         msg = ("private_count: alpha must be a literal or a query parameter (optdp fixes the noise before it reads "
                "any row), but is an expression that can depend on a row")
@@ -344,6 +371,26 @@ class Privileges(unittest.TestCase):
                          "permission denied for aggregate private_count_state")
         self.assertEqual(SERVER.error_of("SET ROLE analyst; SELECT staircase_sum_state(x, 1, 10) FROM t"),
                          "permission denied for aggregate staircase_sum_state")
+        # every shipped state is an exact aggregate: not for PUBLIC
+        for state in ("private_avg_state(x, 1, 0, 10)", "private_var_state(x, 1, 0, 10)",
+                      "private_stddev_state(x, 1, 0, 10)", "private_quantile_state(x, 0.5, 1, 0, 10)",
+                      "private_median_state(x, 1, 0, 10)", "private_count_levels_state(0.5, 0.8)",
+                      "private_count_levels_of_state(x, 0.5)", "private_select_state(g, x, 1.0)"):
+            self.assertEqual(SERVER.error_of("SET ROLE analyst; SELECT %s FROM t" % state),
+                             "permission denied for aggregate " + state.split("(")[0])
+        # nor the merges: a merge trusts its state, which an analyst could forge from a row's
+        # value (here a count whose rows are g's bytes), released with a count's noise
+        forged = ("decode((SELECT string_agg(substr(lpad(to_hex(g), 16, '0'), i * 2 + 1, 2), '' ORDER BY i DESC) "
+                  "FROM generate_series(0, 7) i) || '000000000000e03f', 'hex')")
+        self.assertEqual(SERVER.psql("SELECT private_count_merge(%s, 0.5) > 1000 FROM t WHERE g = 35000" % forged),
+                         [["t"]])
+        for merge in ("private_count_merge(%s, 0.5)" % forged, "staircase_sum_merge(NULL::bytea, 1, 10)",
+                      "laplace_sum_merge(NULL::bytea, 1, 0, 10)", "private_avg_merge(NULL::bytea, 1, 0, 10)",
+                      "private_var_merge(NULL::bytea, 1, 0, 10)", "private_stddev_merge(NULL::bytea, 1, 0, 10)",
+                      "private_quantile_merge(NULL::bytea, 0.5, 1, 0, 10)", "private_median_merge(NULL::bytea, 1, 0, 10)",
+                      "private_count_levels_merge(NULL::bytea, 0.5)", "private_select_merge(NULL::bytea, NULL::int, 1)"):
+            self.assertEqual(SERVER.error_of("SET ROLE analyst; SELECT %s FROM t WHERE g = 35000" % merge),
+                             "permission denied for aggregate " + merge.split("(")[0])
         self.assertEqual(SERVER.error_of("SET ROLE analyst; SELECT dp_seed(1)"),
                          "permission denied for function dp_seed")
         self.assertEqual(SERVER.error_of("SET ROLE analyst; CREATE AGGREGATE exact(float8) "
@@ -438,12 +485,31 @@ class Ledger(unittest.TestCase):
         SERVER.psql("SELECT private_count_merge(s, 0.5) FROM (SELECT private_count_state(0.5) s FROM t "
                     "UNION ALL SELECT private_count_state(0.5) FROM t) a", db="ledger")
         self.assertEqual(self.entries(), 1)
+        # every other state and merge: the states are not charged, each merge once, under its own name
+        SERVER.psql("TRUNCATE optdp_charges", db="ledger")
+        merges = []
+        for state, merge in (("private_avg_state(x, 1, 0, 10)", "private_avg_merge(s, 1, 0, 10)"),
+                             ("private_var_state(x, 1, 0, 10)", "private_var_merge(s, 1, 0, 10)"),
+                             ("private_stddev_state(x, 1, 0, 10)", "private_stddev_merge(s, 1, 0, 10)"),
+                             ("private_quantile_state(x, 0.25, 1, 0, 10)", "private_quantile_merge(s, 0.25, 1, 0, 10)"),
+                             ("private_median_state(x, 1, 0, 10)", "private_median_merge(s, 1, 0, 10)"),
+                             ("private_count_levels_of_state(x, 0.5, 0.8)", "private_count_levels_merge(s, 0.5, 0.8)"),
+                             ("private_select_state(g, x, 0.25)", "private_select_merge(s, NULL::int, 0.25)")):
+            SERVER.psql("SELECT %s FROM t; SELECT k %% 10, %s FROM t GROUP BY k %% 10" % (state, state), db="ledger")
+            self.assertEqual(self.entries(), 0, state)
+            merges.append("SELECT %s FROM (SELECT %s s FROM t GROUP BY k %% 2) a" % (merge, state))
+        SERVER.psql(";".join(merges), db="ledger")
+        self.assertEqual(SERVER.psql("SELECT function, epsilon FROM dp_ledger_entries ORDER BY id", db="ledger"),
+                         [["private_avg_merge", "1"], ["private_var_merge", "1"], ["private_stddev_merge", "1"],
+                          ["private_quantile_merge", "1"], ["private_median_merge", "1"],
+                          ["private_count_levels_merge", repr(self.EPS)], ["private_select_merge", "0.25"]])
 
 
 class Shards(unittest.TestCase):
     """Two more servers hold halves of the rows; each ships its exact partial
-    states (private_count_state, staircase_sum_state) to the coordinator
-    (the first server) through dblink, which merges them and releases once."""
+    states (private_count_state, staircase_sum_state, private_avg_state, ...,
+    private_select_state) to the coordinator (the first server) through
+    dblink, which merges them and releases once."""
 
     @classmethod
     def setUpClass(cls):
@@ -453,8 +519,10 @@ class Shards(unittest.TestCase):
                 s = Server(MODULE_DIR)
                 s.__enter__()
                 cls.shards.append(s)
-                s.psql("CREATE EXTENSION optdp; CREATE TABLE t AS SELECT * FROM (%s) a WHERE g %% 2 = %d"
-                       % (TABLE, part))
+                # every group k has half of its rows on each shard (g %% 2 would put a group
+                # on one shard: GROUPS is even), so that every merge adds two states
+                s.psql("CREATE EXTENSION optdp; CREATE TABLE t AS SELECT * FROM (%s) a WHERE (g / %d) %% 2 = %d"
+                       % (TABLE, GROUPS, part))
         except BaseException:
             cls.tearDownClass()
             raise
@@ -495,6 +563,84 @@ class Shards(unittest.TestCase):
             obs[b] = obs.get(b, 0) + 1
         self.assertGreater(chi_square_p(obs, staircase_bins(eps, D, r)), P_MIN)
 
+    def test_merged_moments_and_quantiles_have_the_law_of_one_server(self):
+        # no closed law: the merged releases (one per group k, each merging the two
+        # shards' states) against one server's releases of the same form, two-sample,
+        # binned at the deciles of both samples. The value is y = g / GROUPS (0 to 11:
+        # even on one shard, odd on the other), so that a merge that lost a shard's
+        # state would move the law.
+        y = "(g / %d)::float8" % GROUPS
+        for name, params in (("avg", "1.0, 0, 10"), ("var", "1.0, 0, 10"), ("stddev", "1.0, 0, 10"),
+                             ("median", "1.0, 0, 10"), ("quantile", "0.75, 2.0, 0, 10")):
+            # the quantiles' release weighs 4097 candidates (~1 ms): fewer groups
+            where = " WHERE k < %d" % (GROUPS // 3) if name in ("quantile", "median") else ""
+            merge = "private_%s_merge(state, %s)" % (name, params)
+            rows = self.merged("SELECT k, private_%s_state(%s, %s) FROM t%s GROUP BY k" % (name, y, params, where),
+                               merge, 13)
+            single = SERVER.psql(SERIAL + "SELECT dp_seed(14); SELECT private_%s(%s, %s) FROM t%s GROUP BY k"
+                                 % (name, y, params, where))[1:]
+            a, b = [float(r[1]) for r in rows], [float(r[0]) for r in single]
+            self.assertEqual(len(a), GROUPS // 3 if where else GROUPS)
+            self.assertEqual(len(a), len(b))
+            pooled = sorted(a + b)
+            edges = sorted({pooled[len(pooled) * i // 10] for i in range(1, 10)})
+            self.assertGreater(two_sample_p(a, b, edges), P_MIN, merge)
+
+    def test_merged_levels_have_the_law_of_one_server(self):
+        # each level of the merged release has the law of one release at its alpha
+        for state, n in (("private_count_levels_state(0.5, 0.8)", PER_GROUP),
+                         ("private_count_levels_of_state(x, 0.5, 0.8)", 8)):
+            rows = self.merged("SELECT k, %s FROM t GROUP BY k" % state, "private_count_levels_merge(state, 0.5, 0.8)",
+                               15)
+            self.assertEqual(len(rows), GROUPS)
+            for level, alpha in ((0, 0.5), (1, 0.8)):
+                obs = {}
+                for r in rows:
+                    z = int(r[1].strip("{}").split(",")[level]) - n
+                    obs[z] = obs.get(z, 0) + 1
+                self.assertGreater(chi_square_p(obs, geometric_law(alpha)), P_MIN, "%s level %d" % (state, level + 1))
+
+    def test_merged_selection_has_the_law_of_one_server(self):
+        # candidates j = g / GROUPS (0..11) in every group k, scored 100 j, spread over the
+        # shards; the merged choice against the core's exact law (selection_probabilities),
+        # returned in the type of the merge's candidate argument
+        scores = [100 * j for j in range(PER_GROUP)]
+        for cand, typ, extra, seed in (("'c' || (g / %d)" % GROUPS, "text", "", 16),
+                                       ("g / %d" % GROUPS, "integer", ", 1, 'exponential'", 17)):
+            method = "exponential" if extra else "permute_and_flip"
+            law = [float(r[0]) for r in SERVER.psql(
+                "SELECT probability FROM selection_probabilities(ARRAY%r, 0.01, 1, '%s') ORDER BY candidate"
+                % (scores, method))]
+            rows = self.merged("SELECT k, private_select_state(%s, 100.0 * (g / %d), 0.01%s) FROM t GROUP BY k"
+                               % (cand, GROUPS, extra),
+                               "private_select_merge(state, NULL::%s, 0.01%s), pg_typeof(private_select_merge("
+                               "state, NULL::%s, 0.01%s))" % (typ, extra, typ, extra), seed)
+            self.assertEqual(len(rows), GROUPS)
+            self.assertEqual({r[2] for r in rows}, {typ})
+            obs = {}
+            for r in rows:
+                obs[r[1]] = obs.get(r[1], 0) + 1
+            names = ["c%d" % j if typ == "text" else str(j) for j in range(PER_GROUP)]
+            self.assertGreater(chi_square_p(obs, dict(zip(names, law))), P_MIN, "%s: %r" % (method, obs))
+
+    def test_selection_of_a_type_that_differs_between_servers(self):
+        # an enum of the same name with a label the coordinator lacks: every candidate is
+        # read back before the draw, so the merge fails whichever candidate would win
+        # (here 'happy' scores far below the others and never would, at eps 1e6)
+        self.shards[0].psql("DROP TABLE IF EXISTS moods; DROP TYPE IF EXISTS mood; "
+                            "CREATE TYPE mood AS ENUM ('ok', 'sad', 'happy'); "
+                            "CREATE TABLE moods AS SELECT 'ok'::mood m, 1.0::float8 s UNION ALL "
+                            "SELECT 'sad', 5 UNION ALL SELECT 'happy', -1000")
+        parts = ("SELECT * FROM dblink('%s', 'SELECT private_select_state(m, s, 1e6) FROM moods') AS s(state bytea)"
+                 % self.shards[0].conninfo())
+        SERVER.psql("DROP TYPE IF EXISTS mood; CREATE TYPE mood AS ENUM ('ok', 'sad')")
+        self.assertEqual(SERVER.error_of("SELECT private_select_merge(state, NULL::mood, 1e6) FROM (%s) p" % parts),
+                         'invalid input value for enum mood: "happy"')
+        SERVER.psql("DROP TYPE mood; CREATE TYPE mood AS ENUM ('ok', 'sad', 'happy')")
+        self.assertEqual(SERVER.psql("SELECT v, pg_typeof(v) FROM (SELECT private_select_merge(state, NULL::mood, 1e6) v "
+                                     "FROM (%s) p) a" % parts), [["sad", "mood"]])
+        SERVER.psql("DROP TYPE mood")
+
     def test_a_state_of_other_parameters_is_refused(self):
         parts = "SELECT * FROM dblink('%s', 'SELECT private_count_state(0.25) FROM t') AS s(state bytea)" % (
             self.shards[0].conninfo())
@@ -506,6 +652,43 @@ class Shards(unittest.TestCase):
         self.assertEqual(SERVER.error_of("SELECT staircase_sum_merge(state, 2.0, 10) FROM (%s) p" % parts),
                          "staircase_sum_merge: state was computed with (eps, lower, upper) = (1, 0, 10), but they "
                          "are (2, 0, 10)")
+        # every later state records its aggregate and its parameters, an empty shard's too
+        for state, merge, message in (
+                ("private_avg_state(x, 1.0, 0, 10)", "private_avg_merge(state, 1.0, 0, 20)",
+                 "private_avg_merge: state was computed with (eps, lower, upper) = (1, 0, 10), but they are (1, 0, 20)"),
+                ("private_var_state(x, 0.5, 0, 10)", "private_var_merge(state, 1.0, 0, 10)",
+                 "private_var_merge: state was computed with (eps, lower, upper) = (0.5, 0, 10), but they are (1, 0, 10)"),
+                ("private_avg_state(x, 1.0, 0, 10)", "private_stddev_merge(state, 1.0, 0, 10)",
+                 "private_stddev_merge: state was computed by private_avg_state, but private_stddev_merge merges the "
+                 "states of private_stddev_state"),
+                ("private_quantile_state(x, 0.25, 1.0, 0, 10)", "private_quantile_merge(state, 0.75, 1.0, 0, 10)",
+                 "private_quantile_merge: state was computed with (q, eps, lower, upper) = (0.25, 1, 0, 10), but they "
+                 "are (0.75, 1, 0, 10)"),
+                ("private_median_state(x, 1.0, -10, 10)", "private_median_merge(state, 1.0, 0, 10)",
+                 "private_median_merge: state was computed with (eps, lower, upper) = (1, -10, 10), but they are "
+                 "(1, 0, 10)"),
+                ("private_median_state(x, 1.0, 0, 10)", "private_quantile_merge(state, 0.5, 1.0, 0, 10)",
+                 "private_quantile_merge: state was computed by private_median_state, but private_quantile_merge "
+                 "merges the states of private_quantile_state"),
+                ("private_count_levels_of_state(x, 0.5, 0.8)", "private_count_levels_merge(state, 0.5, 0.9)",
+                 "private_count_levels_merge: state was computed with alphas (0.5, 0.8), but they are (0.5, 0.9)"),
+                ("private_count_levels_state(0.5, 0.8)", "private_count_levels_merge(state, 0.5)",
+                 "private_count_levels_merge: state was computed with alphas (0.5, 0.8), but they are (0.5)"),
+                ("private_select_state(g, x, 1.0)", "private_select_merge(state, NULL::int, 2.0)",
+                 "private_select_merge: state was computed with (eps, sensitivity, method) = (1, 1, "
+                 "'permute_and_flip'), but they are (2, 1, 'permute_and_flip')"),
+                ("private_select_state(g, x, 1.0, 2)", "private_select_merge(state, NULL::int, 1.0, 2, 'exponential')",
+                 "private_select_merge: state was computed with (eps, sensitivity, method) = (1, 2, "
+                 "'permute_and_flip'), but they are (1, 2, 'exponential')"),
+                ("private_select_state(g, x, 1.0)", "private_select_merge(state, NULL::text, 1.0)",
+                 "private_select_merge: state was computed with candidates of type integer, but candidate is of "
+                 "type text"),
+                ("private_count_state(0.5)", "private_avg_merge(state, 1.0, 0, 10)",
+                 "private_avg_merge: state must be a private_avg_state state, but is another bytea")):
+            for where in ("", " WHERE g < 0"):
+                parts = "SELECT * FROM dblink('%s', 'SELECT %s FROM t%s') AS s(state bytea)" % (
+                    self.shards[0].conninfo(), state.replace("'", "''"), where)
+                self.assertEqual(SERVER.error_of("SELECT %s FROM (%s) p" % (merge, parts)), message, merge + where)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
 -- optdp for PostgreSQL: the scalar helpers and the set-returning functions
 -- (extension/postgres/functions.cpp). Names, arguments, defaults and messages
 -- are SQLite's (sql/reference.md); docs/scale.md lists the differences.
--- None reads a table or draws noise: every value is a function of the public
--- parameters, so they are IMMUTABLE and PARALLEL SAFE. None is STRICT: a NULL
+-- None but release_levels (the last part) reads a table or draws noise: every
+-- value is a function of the public parameters, so they are IMMUTABLE and
+-- PARALLEL SAFE. None is STRICT: a NULL
 -- argument gets optdp's own message ("alpha must be a number, but is NULL").
 -- An optional argument is a shorter overload (not a DEFAULT), so that an
 -- explicit NULL is refused as in SQLite rather than taken as the default.
@@ -137,3 +138,16 @@ CREATE FUNCTION selection_probabilities(scores float8[], eps float8, sensitivity
 CREATE FUNCTION selection_probabilities(scores float8[], eps float8, sensitivity float8, method text)
   RETURNS TABLE(candidate int8, score float8, probability float8)
   AS 'MODULE_PATHNAME', 'optdp_selection_probabilities' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 1000;
+
+-- ---- a release: release_levels ---------------------------------------------------------
+-- release_levels(value, n, alphas): one value released at k levels (docs/levels.md),
+-- charged once at alpha_1's epsilon. Unlike the functions above it draws noise
+-- and charges the ledger: VOLATILE, PARALLEL UNSAFE, and, like private_groups,
+-- only the table of a top-level SELECT, with constant or query-parameter
+-- arguments. alphas: text (a JSON array, as in SQLite) or a float8[].
+CREATE FUNCTION release_levels(value int8, n int8, alphas text)
+  RETURNS TABLE(level int8, alpha float8, released int8)
+  AS 'MODULE_PATHNAME', 'optdp_release_levels_t' LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 16;
+CREATE FUNCTION release_levels(value int8, n int8, alphas float8[])
+  RETURNS TABLE(level int8, alpha float8, released int8)
+  AS 'MODULE_PATHNAME', 'optdp_release_levels_a' LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 16;

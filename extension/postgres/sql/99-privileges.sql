@@ -1,19 +1,23 @@
 
 -- ---- privileges, after every part of the script -----------------------------
--- The exact states and every support function of every part: not for PUBLIC
--- (with a support function a user could build an aggregate that returns the
--- exact state). This part runs last, so it covers what every part created.
--- Reading the ledger (its views, dp_budget_*) needs EXECUTE on the optdp_*
--- functions they call as well as SELECT on the views. Grant
--- private_count_state and the *_sum_state aggregates only to the role a
--- coordinator uses to reach a shard (docs/scale.md).
+-- Not for PUBLIC: the exact states (*_state), every support function of
+-- every part (with one a user could build an aggregate that returns the
+-- exact state), and the merges (*_merge): a merge trusts its state argument,
+-- so whoever can call it can forge a state from a row's value (a count made
+-- of a salary's bytes) and have that value released with a count's noise.
+-- This part runs last, so it covers what every part created. Reading the
+-- ledger (its views, dp_budget_*) needs EXECUTE on the optdp_* functions they
+-- call as well as SELECT on the views. Grant the *_state aggregates only to
+-- the role a coordinator uses to reach a shard, and the *_merge ones only to
+-- the role that runs the coordinator's merging queries (docs/scale.md).
 DO $$
 DECLARE f regprocedure;
 BEGIN
   FOR f IN SELECT p.oid FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid
            WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
              AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'optdp')
-             AND (p.proname LIKE 'optdp\_%' OR p.proname LIKE '%\_state' OR p.proname LIKE 'dp\_ledger\_%' OR p.proname = 'dp_seed')
+             AND (p.proname LIKE 'optdp\_%' OR p.proname LIKE '%\_state' OR p.proname LIKE '%\_merge'
+                  OR p.proname LIKE 'dp\_ledger\_%' OR p.proname = 'dp_seed')
   LOOP
     EXECUTE format('REVOKE ALL ON ROUTINE %s FROM PUBLIC', f);
   END LOOP;
