@@ -1055,7 +1055,7 @@ PG_AGGREGATES = {"private_count", "staircase_sum", "laplace_sum", "private_avg",
                  "private_count_levels_of", "private_groups"}
 # optdp's other functions on PostgreSQL beyond the helpers (FUNCTIONS): the
 # ledger's and the noise's.
-PG_OTHERS = {"dp_ledger_attach", "dp_ledger_entries", "dp_budget_spent", "dp_budget_remaining", "dp_delta_spent",
+PG_OTHERS = {"release_levels", "dp_ledger_attach", "dp_ledger_entries", "dp_budget_spent", "dp_budget_remaining", "dp_delta_spent",
              "dp_delta_remaining", "dp_seed", "dp_rng", "dp_version"}
 # PostgreSQL's own functions the examples use (SQLite's printf is translated).
 PG_BUILTINS = {"printf", "count", "sum", "avg", "max", "min", "round"}
@@ -1067,7 +1067,7 @@ NOT_ON_POSTGRES = {
     "dp_analyst_mode": "SQLite's authorizer; on PostgreSQL analysts are held by GRANTs (docs/scale.md)",
     "dp_analyst_refusal": "the reason of dp_analyst_mode's last refusal",
     # not yet: issue 20
-    "gaussian_count": "", "gaussian_sum": "", "release_levels": "", "dp_further_releases": "",
+    "gaussian_count": "", "gaussian_sum": "", "dp_further_releases": "",
     "dp_gaussian_sigma": "", "dp_ledger_accounts": "",
 }
 
