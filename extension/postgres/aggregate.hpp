@@ -168,11 +168,11 @@ inline bytea* own_state(FunctionCallInfo fcinfo) { return reinterpret_cast<bytea
 
 // ---- shipped states (the *_state aggregates, merged by the *_merge ones) -------
 //
-// private_count's and the sums' shipped states are told apart by their sizes
-// alone; every later one begins with the kind of the aggregate that made it,
-// so that a merge refuses another aggregate's state of the same size, and
-// records the parameters of the call that made it, which the merge compares
-// with its own before it adds the state.
+// A shipped state's tag covers the kind of the aggregate that made it (so
+// that a merge refuses another aggregate's state); private_count's and the
+// sums' states hold no other mark of it, every later one also begins with
+// it. Each records the parameters of the call that made it, which the merge
+// compares with its own before it adds the state.
 
 enum class Shipped : std::uint32_t {
   Avg = 0x6f640001,
@@ -182,6 +182,8 @@ enum class Shipped : std::uint32_t {
   Median,
   Levels,
   Select,
+  Count,  // private_count_state (its bytes carry no kind: the tag does)
+  Sum,    // staircase_sum_state, laplace_sum_state
 };
 
 // The aggregate that makes a state of that kind, for messages ("private_avg_state").
@@ -194,6 +196,8 @@ inline const char* shipped_by(Shipped k) {
     case Shipped::Median: return "private_median_state";
     case Shipped::Levels: return "private_count_levels_state";
     case Shipped::Select: return "private_select_state";
+    case Shipped::Count: return "private_count_state";
+    case Shipped::Sum: return "staircase_sum_state or laplace_sum_state";
   }
   return nullptr;
 }
@@ -206,27 +210,30 @@ void refuse_state(const char* merge, Message&& message) {
   raise(f);
 }
 
-// The shipped state, argument i of a merge, after the checks before it is
-// read: not NULL, and made by the aggregate of kind `want` (its size is the
-// caller's check).
+// ---- authenticated shipped states (states.cpp) ---------------------------------
+//
+// A shipped state is its bytes followed by a MAC (HMAC-SHA-512-256) keyed by
+// optdp.state_key over its kind, its format version and its bytes; a merge
+// verifies the tag before it reads anything else of the state.
+
+constexpr std::size_t kStateTagBytes = 32;
+
+// Defines optdp.state_key (from _PG_init).
+void define_state_key();
+// Raises unless this backend can seal and verify states: optdp preloaded and
+// optdp.state_key set to 64 hexadecimal digits. PostgreSQL side.
+void check_state_key(const char* function);
+// A new bytea: state's bytes followed by their tag for kind. PostgreSQL side.
+bytea* seal_state(const char* function, Shipped kind, bytea* state);
+// Argument i of a merge, which must be a state of kind that this cluster
+// shipped: its bytes without the tag (a copy), or a refusal whose message
+// quotes nothing of the argument. PostgreSQL side.
+bytea* open_state(FunctionCallInfo fcinfo, int i, const char* merge, Shipped kind);
+
+// The shipped state, argument i of a merge, verified (open_state): made by
+// this cluster's aggregate of kind `want` (its size is the caller's check).
 inline bytea* shipped_arg(FunctionCallInfo fcinfo, int i, const char* merge, Shipped want) {
-  if (PG_ARGISNULL(i))
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("%s: state must be a %s state, but is NULL", merge, shipped_by(want))));
-  bytea* b = PG_GETARG_BYTEA_PP(i);
-  std::uint32_t kind = 0;
-  if (VARSIZE_ANY_EXHDR(b) >= sizeof kind) std::memcpy(&kind, VARDATA_ANY(b), sizeof kind);
-  if (kind == static_cast<std::uint32_t>(want)) return b;
-  const char* by = kind >= static_cast<std::uint32_t>(Shipped::Avg) && kind <= static_cast<std::uint32_t>(Shipped::Select)
-                       ? shipped_by(static_cast<Shipped>(kind))
-                       : nullptr;
-  if (by == nullptr)
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("%s: state must be a %s state, but is another bytea", merge, shipped_by(want))));
-  ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                  errmsg("%s: state was computed by %s, but %s merges the states of %s", merge, by, merge,
-                         shipped_by(want))));
-  return nullptr;
+  return open_state(fcinfo, i, merge, want);
 }
 
 // "(1, 0, 10)": parameters for a refusal's message.

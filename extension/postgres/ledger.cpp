@@ -269,6 +269,7 @@ void _PG_init(void) {
                              "How optdp connects to this database to charge the ledger (empty: the server's Unix "
                              "socket, the current database, the bootstrap superuser).",
                              nullptr, &ledger_conninfo, "", PGC_SUSET, 0, nullptr, nullptr, nullptr);
+  define_state_key();  // states.cpp
   MarkGUCPrefixReserved("optdp");
 }
 

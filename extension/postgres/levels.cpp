@@ -170,7 +170,7 @@ OPTDP_PG_FUNCTION(optdp_levels_state_final) {
   out.k = p.k;
   std::copy(p.alphas, p.alphas + p.k, out.alphas);
   if (!PG_ARGISNULL(0)) out.rows = load<CountState>(PG_GETARG_BYTEA_PP(0), fn, "private_count").rows;
-  PG_RETURN_BYTEA_P(new_state(out));
+  PG_RETURN_BYTEA_P(seal_state(fn, Shipped::Levels, new_state(out)));
 }
 
 // private_count_levels_merge(state, alphas...): adds the counts of shipped

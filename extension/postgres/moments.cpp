@@ -180,7 +180,7 @@ Datum moments_state_final(FunctionCallInfo fcinfo) {
   out.lower = plan.lower;
   out.upper = plan.upper;
   if (!PG_ARGISNULL(0)) out.state = load<MomentsState>(PG_GETARG_BYTEA_PP(0), fn, "moments");
-  PG_RETURN_BYTEA_P(new_state(out));
+  PG_RETURN_BYTEA_P(seal_state(fn, moments_kind<S>(), new_state(out)));
 }
 
 // private_avg_merge (_var_, _stddev_) (state, eps, lower, upper): adds shipped

@@ -152,6 +152,11 @@ void read_call(FunctionCallInfo fcinfo, const char* function, int first, CallPar
     ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                     errmsg("optdp: its support functions work only in its own aggregates, whose calls hold the "
                            "parameters, not in %s", agg ? agg : "another aggregate")));
+  // The state and merge forms ship and take authenticated states: without a
+  // key they refuse, in every function of the call, with rows or without.
+  if (const std::size_t len = strlen(agg);
+      len > 6 && (strcmp(agg + len - 6, "_state") == 0 || strcmp(agg + len - 6, "_merge") == 0))
+    check_state_key(agg);
   out.nargs = list_length(a->args);
   out.first = first < 0 ? out.nargs + first : first;
   out.count = out.nargs - out.first;
@@ -338,10 +343,7 @@ Datum optdp_count_merge_trans(PG_FUNCTION_ARGS) {
   const char* fn = "private_count_merge";
   bytea* st = state_arg<CountState>(fcinfo, fn, "private_count");
   const double alpha = count_alpha(fcinfo, fn);
-  if (PG_ARGISNULL(1))
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("%s: state must be a private_count state, but is NULL", fn)));
-  const CountState in = load<CountState>(PG_GETARG_BYTEA_PP(1), fn, "private_count");
+  const CountState in = load<CountState>(open_state(fcinfo, 1, fn, Shipped::Count), fn, "private_count");
   if (in.alpha != alpha) {
     Failure f;
     run_cpp(f, fn, [&] {
@@ -383,7 +385,7 @@ Datum optdp_count_state_final(PG_FUNCTION_ARGS) {
   const double alpha = count_alpha(fcinfo, fn);
   CountState s = PG_ARGISNULL(0) ? CountState{} : load<CountState>(PG_GETARG_BYTEA_PP(0), fn, "private_count");
   s.alpha = alpha;
-  PG_RETURN_BYTEA_P(new_state(s));
+  PG_RETURN_BYTEA_P(seal_state(fn, Shipped::Count, new_state(s)));
 }
 
 }  // extern "C"
@@ -482,9 +484,7 @@ Datum optdp_sum_merge_trans(PG_FUNCTION_ARGS) {
   const char* fn = agg_name(fcinfo, "staircase_sum_merge");
   bytea* st = state_arg<SumState>(fcinfo, fn, "sum");
   const SumParams& p = sum_params(fcinfo, fn);
-  if (PG_ARGISNULL(1))
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s: state must be a sum state, but is NULL", fn)));
-  const SumState in = load<SumState>(PG_GETARG_BYTEA_PP(1), fn, "sum");
+  const SumState in = load<SumState>(open_state(fcinfo, 1, fn, Shipped::Sum), fn, "sum");
   if (!in.has_params || in.eps != p.eps || in.lower != p.lower || in.upper != p.upper) {
     Failure f;
     run_cpp(f, fn, [&] {
@@ -555,7 +555,7 @@ Datum optdp_sum_state_final(PG_FUNCTION_ARGS) {
   s.lower = p.lower;
   s.upper = p.upper;
   s.has_params = 1;
-  PG_RETURN_BYTEA_P(new_state(s));
+  PG_RETURN_BYTEA_P(seal_state(fn, Shipped::Sum, new_state(s)));
 }
 
 }  // extern "C"

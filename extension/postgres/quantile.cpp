@@ -226,7 +226,7 @@ OPTDP_PG_FUNCTION(optdp_quantile_state_final) {
       ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s: a state of another grid", fn)));
     if (n) std::memcpy(VARDATA(out) + sizeof h, VARDATA_ANY(st), n);
   }
-  PG_RETURN_BYTEA_P(out);
+  PG_RETURN_BYTEA_P(seal_state(fn, c.median ? Shipped::Median : Shipped::Quantile, out));
 }
 
 // private_quantile_merge(state, q, eps, lower, upper), private_median_merge(state,

@@ -407,7 +407,7 @@ OPTDP_PG_FUNCTION(optdp_select_state_final) {
     if (len > 0) std::memcpy(at + sizeof(double) + sizeof len, texts[i], len);
     at += sizeof(double) + sizeof len + (len > 0 ? len : 0);
   }
-  PG_RETURN_BYTEA_P(b);
+  PG_RETURN_BYTEA_P(seal_state(fn, Shipped::Select, b));
 }
 
 // private_select_merge's transition: appends a shipped state's candidates.

@@ -9,6 +9,7 @@ against golden values.
 import math
 import os
 import sys
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -151,9 +152,39 @@ TABLE = ("SELECT g, g %% %d AS k, CASE WHEN (g / %d) %% 3 = 0 THEN NULL ELSE 2.0
          "FROM generate_series(0, %d) g" % (GROUPS, GROUPS, GROUPS * PER_GROUP - 1))
 
 
+# Shipped states are authenticated with optdp.state_key (extension/postgres/states.cpp),
+# which optdp honours only when preloaded: the coordinator and the shards share it.
+STATE_KEY = "8f" * 32
+OTHER_KEY = "8e" * 32
+FORGED_MESSAGE = ("%s: state is not a state this cluster shipped (its authentication tag does not verify; "
+                  "shards and coordinator must share optdp.state_key)")
+
+
+def keyed(key=STATE_KEY):
+    return ["shared_preload_libraries = 'optdp_pg'"] + (["optdp.state_key = '%s'" % key] if key else [])
+
+
+def set_state_key(server, key):
+    """Sets the server's optdp.state_key by ALTER SYSTEM (None: back to postgresql.conf's
+    STATE_KEY) and waits until new sessions see it."""
+    server.psql("ALTER SYSTEM %s; SELECT pg_reload_conf()"
+                % ("SET optdp.state_key = '%s'" % key if key is not None else "RESET optdp.state_key"))
+    for _ in range(200):
+        want = STATE_KEY if key is None else key
+        if server.psql("SELECT current_setting('optdp.state_key') = '%s'" % want) == [["t"]]:
+            return
+        time.sleep(0.05)
+    raise AssertionError("optdp.state_key was not reloaded")
+
+
+# a private_count state whose 8 bytes of rows are g's (little-endian), with alpha 0.5
+FORGED_COUNT = ("decode((SELECT string_agg(substr(lpad(to_hex(g), 16, '0'), i * 2 + 1, 2), '' ORDER BY i DESC) "
+                "FROM generate_series(0, 7) i) || '000000000000e03f', 'hex')")
+
+
 def setUpModule():
     global SERVER
-    SERVER = Server(MODULE_DIR)
+    SERVER = Server(MODULE_DIR, keyed())
     SERVER.__enter__()
     # t: GROUPS groups k of 3 rows each, x = 2 in every row, one row of x NULL per group
     SERVER.psql("CREATE EXTENSION optdp; CREATE EXTENSION dblink; CREATE TABLE t AS %s; ANALYZE t;" % TABLE)
@@ -378,13 +409,9 @@ class Privileges(unittest.TestCase):
                       "private_count_levels_of_state(x, 0.5)", "private_select_state(g, x, 1.0)"):
             self.assertEqual(SERVER.error_of("SET ROLE analyst; SELECT %s FROM t" % state),
                              "permission denied for aggregate " + state.split("(")[0])
-        # nor the merges: a merge trusts its state, which an analyst could forge from a row's
-        # value (here a count whose rows are g's bytes), released with a count's noise
-        forged = ("decode((SELECT string_agg(substr(lpad(to_hex(g), 16, '0'), i * 2 + 1, 2), '' ORDER BY i DESC) "
-                  "FROM generate_series(0, 7) i) || '000000000000e03f', 'hex')")
-        self.assertEqual(SERVER.psql("SELECT private_count_merge(%s, 0.5) > 1000 FROM t WHERE g = 35000" % forged),
-                         [["t"]])
-        for merge in ("private_count_merge(%s, 0.5)" % forged, "staircase_sum_merge(NULL::bytea, 1, 10)",
+        # nor the merges (docs/scale.md: a merge adds what it is given, a state given
+        # twice counts its rows twice)
+        for merge in ("private_count_merge(%s, 0.5)" % FORGED_COUNT, "staircase_sum_merge(NULL::bytea, 1, 10)",
                       "laplace_sum_merge(NULL::bytea, 1, 0, 10)", "private_avg_merge(NULL::bytea, 1, 0, 10)",
                       "private_var_merge(NULL::bytea, 1, 0, 10)", "private_stddev_merge(NULL::bytea, 1, 0, 10)",
                       "private_quantile_merge(NULL::bytea, 0.5, 1, 0, 10)", "private_median_merge(NULL::bytea, 1, 0, 10)",
@@ -396,6 +423,41 @@ class Privileges(unittest.TestCase):
         self.assertEqual(SERVER.error_of("SET ROLE analyst; CREATE AGGREGATE exact(float8) "
                                          "(SFUNC = optdp_count_trans, STYPE = bytea)"),
                          "permission denied for function optdp_count_trans")
+
+
+    def test_a_forged_state_is_refused_to_a_role_that_has_the_merge(self):
+        # a count state made of a row's value (g = 35000's bytes, alpha 0.5), with and
+        # without a tag's room, is refused with a message that quotes nothing of it
+        SERVER.psql("DROP ROLE IF EXISTS coordinator; CREATE ROLE coordinator; GRANT SELECT ON t TO coordinator; "
+                    "GRANT EXECUTE ON FUNCTION private_count_merge(bytea, float8) TO coordinator")
+        # a genuine state's tag, on the forged bytes
+        tag = SERVER.psql("SELECT encode(substr(private_count_state(0.5), 17), 'hex') FROM t")[0][0]
+        try:
+            for role in ("", "SET ROLE coordinator; "):
+                for forged in (FORGED_COUNT, FORGED_COUNT + " || decode(repeat('00', 32), 'hex')",
+                               FORGED_COUNT + " || decode('%s', 'hex')" % tag):
+                    sql = ("%sSELECT private_count_merge(f, 0.5) FROM (SELECT %s f FROM t WHERE g = 35000) a"
+                           % (role, forged))
+                    self.assertEqual(SERVER.error_of(sql), FORGED_MESSAGE % "private_count_merge", sql)
+        finally:
+            SERVER.psql("DROP OWNED BY coordinator; DROP ROLE coordinator")
+
+    def test_the_state_key_is_hidden_from_other_roles(self):
+        SERVER.psql("DROP ROLE IF EXISTS reader; CREATE ROLE reader")
+        self.addCleanup(SERVER.psql, "DROP ROLE reader")
+        self.assertEqual(SERVER.psql("SHOW optdp.state_key"), [[STATE_KEY]])  # the superuser's view
+        refusal = 'must be superuser or have privileges of pg_read_all_settings to examine "optdp.state_key"'
+        for sql in ("SHOW optdp.state_key", "SELECT current_setting('optdp.state_key')",
+                    "SELECT current_setting('optdp.state_key', true)"):
+            self.assertEqual(SERVER.error_of("SET ROLE reader; " + sql), refusal, sql)
+        self.assertEqual(SERVER.psql("SET ROLE reader; SELECT count(*) FROM pg_settings WHERE name = "
+                                     "'optdp.state_key'"), [["0"]])
+        self.assertNotIn(STATE_KEY, "\n".join("|".join(r) for r in SERVER.psql("SET ROLE reader; SHOW ALL")))
+        # SIGHUP: only postgresql.conf (or ALTER SYSTEM) sets it, never a session, a role or a
+        # database (pg_db_role_setting, where a role's or database's settings are kept, is public)
+        for sql in ("SET optdp.state_key = '%s'" % OTHER_KEY, "ALTER ROLE reader SET optdp.state_key = '%s'"
+                    % OTHER_KEY, "ALTER DATABASE postgres SET optdp.state_key = '%s'" % OTHER_KEY):
+            self.assertEqual(SERVER.error_of(sql), 'parameter "optdp.state_key" cannot be changed now', sql)
 
 
 class Ledger(unittest.TestCase):
@@ -516,7 +578,7 @@ class Shards(unittest.TestCase):
         cls.shards = []
         try:
             for part in (0, 1):
-                s = Server(MODULE_DIR)
+                s = Server(MODULE_DIR, keyed())
                 s.__enter__()
                 cls.shards.append(s)
                 # every group k has half of its rows on each shard (g %% 2 would put a group
@@ -658,9 +720,9 @@ class Shards(unittest.TestCase):
                  "private_avg_merge: state was computed with (eps, lower, upper) = (1, 0, 10), but they are (1, 0, 20)"),
                 ("private_var_state(x, 0.5, 0, 10)", "private_var_merge(state, 1.0, 0, 10)",
                  "private_var_merge: state was computed with (eps, lower, upper) = (0.5, 0, 10), but they are (1, 0, 10)"),
+                # another aggregate's state does not verify: the kind is in its tag
                 ("private_avg_state(x, 1.0, 0, 10)", "private_stddev_merge(state, 1.0, 0, 10)",
-                 "private_stddev_merge: state was computed by private_avg_state, but private_stddev_merge merges the "
-                 "states of private_stddev_state"),
+                 FORGED_MESSAGE % "private_stddev_merge"),
                 ("private_quantile_state(x, 0.25, 1.0, 0, 10)", "private_quantile_merge(state, 0.75, 1.0, 0, 10)",
                  "private_quantile_merge: state was computed with (q, eps, lower, upper) = (0.25, 1, 0, 10), but they "
                  "are (0.75, 1, 0, 10)"),
@@ -668,8 +730,7 @@ class Shards(unittest.TestCase):
                  "private_median_merge: state was computed with (eps, lower, upper) = (1, -10, 10), but they are "
                  "(1, 0, 10)"),
                 ("private_median_state(x, 1.0, 0, 10)", "private_quantile_merge(state, 0.5, 1.0, 0, 10)",
-                 "private_quantile_merge: state was computed by private_median_state, but private_quantile_merge "
-                 "merges the states of private_quantile_state"),
+                 FORGED_MESSAGE % "private_quantile_merge"),
                 ("private_count_levels_of_state(x, 0.5, 0.8)", "private_count_levels_merge(state, 0.5, 0.9)",
                  "private_count_levels_merge: state was computed with alphas (0.5, 0.8), but they are (0.5, 0.9)"),
                 ("private_count_levels_state(0.5, 0.8)", "private_count_levels_merge(state, 0.5)",
@@ -684,11 +745,80 @@ class Shards(unittest.TestCase):
                  "private_select_merge: state was computed with candidates of type integer, but candidate is of "
                  "type text"),
                 ("private_count_state(0.5)", "private_avg_merge(state, 1.0, 0, 10)",
-                 "private_avg_merge: state must be a private_avg_state state, but is another bytea")):
+                 FORGED_MESSAGE % "private_avg_merge"),
+                ("staircase_sum_state(x, 1.0, 10)", "private_count_merge(state, 0.5)",
+                 FORGED_MESSAGE % "private_count_merge"),
+                ("private_count_levels_state(0.5)", "private_count_merge(state, 0.5)",
+                 FORGED_MESSAGE % "private_count_merge")):
             for where in ("", " WHERE g < 0"):
                 parts = "SELECT * FROM dblink('%s', 'SELECT %s FROM t%s') AS s(state bytea)" % (
                     self.shards[0].conninfo(), state.replace("'", "''"), where)
                 self.assertEqual(SERVER.error_of("SELECT %s FROM (%s) p" % (merge, parts)), message, merge + where)
+
+
+    def shipped(self, shard, state, where=""):
+        return "SELECT * FROM dblink('%s', 'SELECT %s FROM t%s') AS s(state bytea)" % (
+            shard.conninfo(), state.replace("'", "''"), where)
+
+    def test_a_changed_state_is_refused(self):
+        # every byte of a genuine state counts, the tag's too: flipping one bit anywhere
+        # (its rows, its alpha, its tag) is refused with the one message
+        parts = self.shipped(self.shards[0], "private_count_state(x, 0.5)")
+        self.assertEqual(SERVER.psql("SELECT length(state) FROM (%s) p" % parts), [["48"]])
+        for i in (0, 8, 15, 16, 47):
+            sql = "SELECT private_count_merge(set_byte(state, %d, get_byte(state, %d) # 1), 0.5) FROM (%s) p" % (
+                i, i, parts)
+            self.assertEqual(SERVER.error_of(sql), FORGED_MESSAGE % "private_count_merge", "byte %d" % i)
+        self.assertEqual(SERVER.error_of("SELECT private_count_merge(substr(state, 1, 47), 0.5) FROM (%s) p" % parts),
+                         FORGED_MESSAGE % "private_count_merge")
+        # the same state unchanged merges
+        self.assertEqual(len(SERVER.psql("SELECT private_count_merge(state, 0.5) FROM (%s) p" % parts)), 1)
+
+    def test_servers_with_another_key_are_refused(self):
+        set_state_key(self.shards[1], OTHER_KEY)
+        try:
+            for state, merge in (("private_count_state(0.5)", "private_count_merge(state, 0.5)"),
+                                 ("laplace_sum_state(x, 1.0, 0, 10)", "laplace_sum_merge(state, 1.0, 0, 10)"),
+                                 ("private_avg_state(x, 1.0, 0, 10)", "private_avg_merge(state, 1.0, 0, 10)"),
+                                 ("private_median_state(x, 1.0, 0, 10)", "private_median_merge(state, 1.0, 0, 10)"),
+                                 ("private_count_levels_state(0.5)", "private_count_levels_merge(state, 0.5)"),
+                                 ("private_select_state(g, x, 1.0)", "private_select_merge(state, NULL::int, 1.0)")):
+                parts = self.shipped(self.shards[0], state) + " UNION ALL " + self.shipped(self.shards[1], state)
+                self.assertEqual(SERVER.error_of("SELECT %s FROM (%s) p" % (merge, parts)),
+                                 FORGED_MESSAGE % merge.split("(")[0], merge)
+                # the shard that shares the coordinator's key still merges
+                self.assertEqual(len(SERVER.psql("SELECT %s FROM (%s) p" % (merge, self.shipped(self.shards[0],
+                                                                                              state)))), 1)
+        finally:
+            set_state_key(self.shards[1], None)
+
+    def test_without_a_key_states_and_merges_refuse(self):
+        shard = self.shards[1]
+        missing = ("%s: optdp.state_key is not set: shipped states are authenticated with a key that the "
+                   "administrator sets in postgresql.conf, the same on every shard and the coordinator "
+                   "(optdp.state_key = 64 hexadecimal digits, e.g. from openssl rand -hex 32)")
+        malformed = ("%s: optdp.state_key must be 64 hexadecimal digits (32 random bytes, e.g. from openssl rand "
+                     "-hex 32)")
+        try:
+            for key, message in (("", missing), ("8f" * 31, malformed), ("zz" * 32, malformed)):
+                set_state_key(shard, key)
+                for state in ("private_count_state(0.5)", "staircase_sum_state(x, 1.0, 10)",
+                              "private_var_state(x, 1.0, 0, 10)", "private_quantile_state(x, 0.5, 1.0, 0, 10)",
+                              "private_count_levels_of_state(x, 0.5)", "private_select_state(g, x, 1.0)"):
+                    # with rows or without, serial or parallel, grouped or not
+                    for sql in ("SELECT %s FROM t" % state, "SELECT %s FROM t WHERE g < 0" % state,
+                                PARALLEL + "SELECT k, %s FROM t GROUP BY k" % state):
+                        self.assertEqual(shard.error_of(sql), message % state.split("(")[0], sql)
+                # a merge, whatever it is given (a genuine state of this shard before, nothing)
+                for merge in ("private_count_merge(s, 0.5)", "staircase_sum_merge(s, 1.0, 10)",
+                              "private_var_merge(s, 1.0, 0, 10)", "private_quantile_merge(s, 0.5, 1.0, 0, 10)",
+                              "private_count_levels_merge(s, 0.5)", "private_select_merge(s, NULL::int, 1.0)"):
+                    for rows in ("SELECT NULL::bytea s WHERE false", "SELECT '\\x00'::bytea s"):
+                        sql = "SELECT %s FROM (%s) a" % (merge, rows)
+                        self.assertEqual(shard.error_of(sql), message % merge.split("(")[0], sql)
+        finally:
+            set_state_key(shard, None)
+        self.assertEqual(len(shard.psql("SELECT private_count_state(0.5) FROM t")), 1)
 
 
 if __name__ == "__main__":

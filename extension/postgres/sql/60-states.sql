@@ -2,11 +2,12 @@
 -- private_quantile, private_median, private_count_levels(_of) and
 -- private_select (moments.cpp, quantile.cpp, levels.cpp, select.cpp;
 -- docs/scale.md). Each *_state aggregate returns a shard's exact state as a
--- bytea with the kind of aggregate and the parameters that made it; each
--- *_merge aggregate adds shipped states, refuses one of another kind or of
+-- bytea with the parameters that made it and a MAC over them and the kind
+-- of aggregate (states.cpp, keyed by optdp.state_key); each *_merge aggregate
+-- verifies the MAC, adds shipped states, refuses one of another kind or of
 -- other parameters, and releases once with the release's own final function
--- (noise once, one charge). The *_state aggregates and the support functions
--- are not for PUBLIC (sql/99-privileges.sql); the merges are.
+-- (noise once, one charge). The *_state and *_merge aggregates and the
+-- support functions are not for PUBLIC (sql/99-privileges.sql).
 
 -- ---- private_avg, private_var, private_stddev -------------------------------------
 CREATE FUNCTION optdp_avg_state_final(bytea) RETURNS bytea

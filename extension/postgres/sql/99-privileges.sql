@@ -2,9 +2,10 @@
 -- ---- privileges, after every part of the script -----------------------------
 -- Not for PUBLIC: the exact states (*_state), every support function of
 -- every part (with one a user could build an aggregate that returns the
--- exact state), and the merges (*_merge): a merge trusts its state argument,
--- so whoever can call it can forge a state from a row's value (a count made
--- of a salary's bytes) and have that value released with a count's noise.
+-- exact state), and the merges (*_merge): a merge verifies that a state is
+-- one this cluster shipped (its MAC), but adds a genuine state as often as
+-- it is given it, and a state given twice doubles its rows' contribution
+-- under the noise and charge of one release.
 -- This part runs last, so it covers what every part created. Reading the
 -- ledger (its views, dp_budget_*) needs EXECUTE on the optdp_* functions they
 -- call as well as SELECT on the views. Grant the *_state aggregates only to
