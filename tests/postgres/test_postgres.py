@@ -460,6 +460,21 @@ class Privileges(unittest.TestCase):
             self.assertEqual(SERVER.error_of(sql), 'parameter "optdp.state_key" cannot be changed now', sql)
 
 
+    def test_the_state_key_needs_optdp_preloaded(self):
+        # loaded by CREATE EXTENSION or a first call, optdp meets the key's postgresql.conf
+        # line as a placeholder, which any role can read in a session that has not loaded
+        # optdp yet: so the states and merges refuse unless optdp was preloaded
+        with Server(MODULE_DIR, ["optdp.state_key = '%s'" % STATE_KEY]) as s:
+            s.psql("CREATE EXTENSION optdp; CREATE ROLE reader; CREATE TABLE t AS SELECT 1.0::float8 x")
+            self.assertEqual(s.psql("SET ROLE reader; SHOW optdp.state_key"), [[STATE_KEY]])
+            message = ("%s: shipped states need optdp in shared_preload_libraries (there optdp.state_key is hidden "
+                       "from other roles from the server's start; loaded later, its postgresql.conf line is "
+                       "readable by any role until optdp is loaded)")
+            for sql in ("SELECT private_count_state(0.5) FROM t",
+                        "SELECT private_count_merge(s, 0.5) FROM (SELECT NULL::bytea s WHERE false) a"):
+                self.assertEqual(s.error_of(sql), message % sql.split()[1].split("(")[0], sql)
+
+
 class Ledger(unittest.TestCase):
     """The ledger of database `ledger` (each database has its own)."""
     EPS = 0.6931471805599454  # epsilon_of_alpha(0.5), ln 2 rounded up
