@@ -49,8 +49,9 @@ bool preloaded = false;  // loaded by shared_preload_libraries
 constexpr char kDomain[] = "optdp shipped state";
 constexpr std::uint32_t kFormat = 1;
 
-// Decodes the key when it is set (assign hooks must not fail: a malformed
-// key is recorded, and refused when used).
+// Decodes the key when it is set. A malformed key is recorded and refused
+// when used, not rejected by a check hook: PostgreSQL's rejection of a
+// setting quotes its value in the server log.
 void assign_state_key(const char* value, void*) {
   sodium_memzero(state_key, sizeof state_key);
   if (value == nullptr || value[0] == 0) {
