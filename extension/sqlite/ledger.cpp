@@ -9,6 +9,7 @@
 #include "core/accounting.hpp"
 #include "core/budget.hpp"
 #include "core/format.hpp"
+#include "core/ledger_rule.hpp"
 
 namespace optdp::sql {
 
@@ -213,9 +214,7 @@ std::vector<zcdp::Entry> Ledger::read_history() {
   while ((rc = sqlite3_step(history_)) == SQLITE_ROW) {
     const double eps = sqlite3_column_double(history_, 0), delta = sqlite3_column_double(history_, 1),
                  rho = sqlite3_column_double(history_, 2);
-    out.push_back(rho > 0 ? zcdp::Entry::gaussian(rho)
-                  : delta > 0 ? zcdp::Entry::approximate(eps, delta)
-                              : zcdp::Entry::pure(eps));
+    out.push_back(ledger_entry(eps, delta, rho));
   }
   sqlite3_reset(history_);
   if (rc != SQLITE_DONE)
@@ -251,69 +250,31 @@ std::int64_t Ledger::charge(const char* function, double epsilon, double delta, 
                             std::optional<std::int64_t> released_keys, double rho) {
   // A Gaussian release has no epsilon of its own (0 units): the accountant
   // converts its rho (docs/accounting.md).
-  const std::int64_t units = rho > 0 && epsilon == 0 ? 0 : charge_units(epsilon);
-  const DeltaUnits delta_units = delta_charge_units(delta);
-  delta += 0.0;  // -0 is 0
+  const LedgerCharge c = ledger_charge(epsilon, delta, rho);
+  const DeltaUnits delta_units = c.delta_units;
+  const std::int64_t units = c.units;
+  delta = c.delta;
   if (released_keys && *released_keys < 0)
     throw std::invalid_argument("released_keys must be at least 0, but is " + std::to_string(*released_keys));
-  if (!(rho >= 0 && std::isfinite(rho)))
-    throw std::invalid_argument("rho must be a finite number >= 0, but is " + format_double(rho));
   exec("BEGIN IMMEDIATE");  // waits up to kBusyTimeoutMs for other writers
   try {
     sqlite3_reset(read_);
     if (sqlite3_step(read_) != SQLITE_ROW)
       throw std::runtime_error("the ledger " + quote_text(path_, kMaxPathShown) + " cannot be read: " + sqlite3_errmsg(db_));
-    const std::int64_t total = sqlite3_column_int64(read_, 0), spent = sqlite3_column_int64(read_, 1);
-    const DeltaUnits total_delta = delta_units_column(2), spent_delta = delta_units_column(3);
+    LedgerAccount account;
+    account.total_epsilon = total_;
+    account.total_delta = total_delta_;
+    account.total_units = sqlite3_column_int64(read_, 0);
+    account.spent_units = sqlite3_column_int64(read_, 1);
+    account.total_delta_units = delta_units_column(2);
+    const DeltaUnits spent_delta = account.spent_delta_units = delta_units_column(3);
     sqlite3_reset(read_);
-    // The release fits if the whole history with it is within (epsilon,
-    // delta) under some valid accounting (docs/accounting.md): basic
-    // composition, counted exactly in units while no Gaussian release is in
-    // the history, or zCDP with the tight conversion (core/accounting.hpp,
-    // which also counts basic composition with Gaussian entries).
+    // The rule is the core's (core/ledger_rule.hpp), the same as PostgreSQL's ledger.
     std::vector<zcdp::Entry> history;
-    bool gaussian = rho > 0;
-    if (total_delta != 0) {  // without a delta budget no Gaussian release can have been charged
-      history = read_history();
-      for (const zcdp::Entry& e : history) gaussian = gaussian || e.kind == zcdp::Entry::Kind::gaussian;
-    }
-    const bool exact_basic = !gaussian && budget_allows(spent, units, total) &&
-                             !(total_delta == 0 && delta_units != 0) &&
-                             delta_budget_allows(spent_delta, delta_units, total_delta);
-    if (!exact_basic) {
-      // Basic composition's own refusal, as without Gaussian releases.
-      std::string why;
-      if (rho > 0 && total_delta == 0)
-        why = "privacy budget exhausted: this ledger has no delta budget (give one as "
-              "dp_ledger_attach(path, total_epsilon, total_delta)), and a Gaussian release needs one (this one costs "
-              "rho " + format_double(rho) + ")";
-      else if (!gaussian && !budget_allows(spent, units, total))
-        why = "privacy budget exhausted: " + format_double(units_to_epsilon(spent)) + " of " +
-              format_double(units_to_epsilon(total)) + " spent, and this release costs " + format_double(epsilon);
-      else if (total_delta == 0 && delta_units != 0)
-        why = "privacy budget exhausted: this ledger has no delta budget (give one as "
-              "dp_ledger_attach(path, total_epsilon, total_delta)), and this release costs delta " +
-              format_double(delta);
-      else if (!gaussian)
-        why = "privacy budget exhausted: delta " + format_double(units_to_delta(spent_delta)) + " of " +
-              format_double(units_to_delta(total_delta)) + " spent, and this release costs " + format_double(delta);
-      if (total_delta == 0) throw std::runtime_error(why);  // no zCDP conversion without a delta
-      // zCDP (and, with Gaussian releases, basic composition as the core counts it).
-      const zcdp::Entry extra = rho > 0      ? zcdp::Entry::gaussian(rho)
-                                : delta > 0 ? zcdp::Entry::approximate(epsilon, delta)
-                                            : zcdp::Entry::pure(epsilon);
-      const zcdp::Accounting a = zcdp::account(history, extra, 1, {total_, total_delta_});
-      if (!(a.zcdp_fits || (gaussian && a.basic_fits))) {
-        if (gaussian)
-          why = "privacy budget exhausted: with this release (" +
-                (rho > 0 ? "rho " + format_double(rho)
-                         : "epsilon " + format_double(epsilon) + (delta > 0 ? ", delta " + format_double(delta) : "")) +
-                ") basic composition gives (" + format_double(a.basic_eps) + ", " + format_double(a.basic_delta) +
-                "), over (" + format_double(total_) + ", " + format_double(total_delta_) + ")";
-        throw std::runtime_error(why + "; nor does zCDP fit: rho " + format_double(a.rho_total) + " gives delta " +
-                                 format_double(a.zcdp_delta) + " at epsilon " + format_double(total_));
-      }
-    }
+    if (ledger_needs_history(account)) history = read_history();
+    const std::string why =
+        ledger_refusal(account, history, c, "dp_ledger_attach(path, total_epsilon, total_delta)");
+    if (!why.empty()) throw std::runtime_error(why);
     sqlite3_reset(insert_);
     sqlite3_bind_text(insert_, 1, function, -1, SQLITE_STATIC);
     sqlite3_bind_double(insert_, 2, epsilon);

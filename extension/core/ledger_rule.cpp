@@ -1,0 +1,67 @@
+#include "core/ledger_rule.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "core/format.hpp"
+
+namespace optdp {
+
+LedgerCharge ledger_charge(double epsilon, double delta, double rho) {
+  if (!(rho >= 0 && std::isfinite(rho)))
+    throw std::invalid_argument("rho must be a finite number >= 0, but is " + format_double(rho));
+  LedgerCharge c;
+  c.units = rho > 0 && epsilon == 0 ? 0 : charge_units(epsilon);
+  c.delta_units = delta_charge_units(delta);
+  c.epsilon = epsilon;
+  c.delta = delta + 0.0;  // -0 is 0
+  c.rho = rho;
+  return c;
+}
+
+zcdp::Entry ledger_entry(double epsilon, double delta, double rho) {
+  return rho > 0 ? zcdp::Entry::gaussian(rho) : delta > 0 ? zcdp::Entry::approximate(epsilon, delta)
+                                                          : zcdp::Entry::pure(epsilon);
+}
+
+std::string ledger_refusal(const LedgerAccount& a, const std::vector<zcdp::Entry>& history, const LedgerCharge& c,
+                           std::string_view attach_call) {
+  bool gaussian = c.rho > 0;
+  for (const zcdp::Entry& e : history) gaussian = gaussian || e.kind == zcdp::Entry::Kind::gaussian;
+  const bool no_delta_budget = a.total_delta_units == 0;
+  const bool exact_basic = !gaussian && budget_allows(a.spent_units, c.units, a.total_units) &&
+                           !(no_delta_budget && c.delta_units != 0) &&
+                           delta_budget_allows(a.spent_delta_units, c.delta_units, a.total_delta_units);
+  if (exact_basic) return {};
+  // Basic composition's own refusal, as without Gaussian releases.
+  std::string why;
+  if (c.rho > 0 && no_delta_budget)
+    why = "privacy budget exhausted: this ledger has no delta budget (give one as " + std::string(attach_call) +
+          "), and a Gaussian release needs one (this one costs rho " + format_double(c.rho) + ")";
+  else if (!gaussian && !budget_allows(a.spent_units, c.units, a.total_units))
+    why = "privacy budget exhausted: " + format_double(units_to_epsilon(a.spent_units)) + " of " +
+          format_double(units_to_epsilon(a.total_units)) + " spent, and this release costs " +
+          format_double(c.epsilon);
+  else if (no_delta_budget && c.delta_units != 0)
+    why = "privacy budget exhausted: this ledger has no delta budget (give one as " + std::string(attach_call) +
+          "), and this release costs delta " + format_double(c.delta);
+  else if (!gaussian)
+    why = "privacy budget exhausted: delta " + format_double(units_to_delta(a.spent_delta_units)) + " of " +
+          format_double(units_to_delta(a.total_delta_units)) + " spent, and this release costs " +
+          format_double(c.delta);
+  if (no_delta_budget) return why;  // no zCDP conversion without a delta
+  // zCDP (and, with Gaussian releases, basic composition as the core counts it).
+  const zcdp::Entry extra = ledger_entry(c.epsilon, c.delta, c.rho);
+  const zcdp::Accounting acc = zcdp::account(history, extra, 1, {a.total_epsilon, a.total_delta});
+  if (acc.zcdp_fits || (gaussian && acc.basic_fits)) return {};
+  if (gaussian)
+    why = "privacy budget exhausted: with this release (" +
+          (c.rho > 0 ? "rho " + format_double(c.rho)
+                     : "epsilon " + format_double(c.epsilon) + (c.delta > 0 ? ", delta " + format_double(c.delta) : "")) +
+          ") basic composition gives (" + format_double(acc.basic_eps) + ", " + format_double(acc.basic_delta) +
+          "), over (" + format_double(a.total_epsilon) + ", " + format_double(a.total_delta) + ")";
+  return why + "; nor does zCDP fit: rho " + format_double(acc.rho_total) + " gives delta " +
+         format_double(acc.zcdp_delta) + " at epsilon " + format_double(a.total_epsilon);
+}
+
+}  // namespace optdp

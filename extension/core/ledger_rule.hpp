@@ -1,0 +1,57 @@
+// optdp core: the ledger's rule for one more charge, shared by every
+// binding's ledger (SQLite's file, PostgreSQL's tables), so that both accept
+// and refuse the same histories with the same words (docs/accounting.md).
+//
+// A release fits if the whole history with it is within the budget
+// (epsilon, delta) under some valid accounting: basic composition, counted in
+// exact units (core/budget.hpp) while no Gaussian release is in the history,
+// or zCDP with the tight conversion (core/accounting.hpp, which also counts
+// basic composition with Gaussian entries). A ledger without a delta budget
+// has no zCDP conversion: it refuses every release with a delta or a rho.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/accounting.hpp"
+#include "core/budget.hpp"
+
+namespace optdp {
+
+// What the ledger records of one release, validated: epsilon's units (0 for a
+// Gaussian release, whose epsilon is 0: the accountant converts its rho),
+// delta's units.
+struct LedgerCharge {
+  double epsilon = 0, delta = 0, rho = 0;
+  std::int64_t units = 0;
+  DeltaUnits delta_units = 0;
+};
+// Throws std::invalid_argument for an epsilon outside (0, 10^6] (unless rho >
+// 0 and epsilon 0), a delta outside [0, 1] or a rho not finite and >= 0.
+LedgerCharge ledger_charge(double epsilon, double delta, double rho);
+
+// The ledger's totals and what it has spent by basic composition.
+struct LedgerAccount {
+  double total_epsilon = 0, total_delta = 0;
+  std::int64_t total_units = 0, spent_units = 0;
+  DeltaUnits total_delta_units = 0, spent_delta_units = 0;
+};
+
+// One recorded release as the accountant sees it (a rho > 0: Gaussian; a
+// delta > 0: approximate; otherwise pure).
+zcdp::Entry ledger_entry(double epsilon, double delta, double rho);
+
+// Whether the decision needs the history: only a ledger with a delta budget
+// can hold Gaussian or approximate releases, whose accounting reads it.
+inline bool ledger_needs_history(const LedgerAccount& a) { return a.total_delta_units != 0; }
+
+// Empty when the charge fits; otherwise why not ("privacy budget exhausted:
+// ..."). history: the recorded releases in order (may be empty when
+// !ledger_needs_history). attach_call: how this binding's user gives a delta
+// budget, e.g. "dp_ledger_attach(path, total_epsilon, total_delta)".
+std::string ledger_refusal(const LedgerAccount& account, const std::vector<zcdp::Entry>& history,
+                           const LedgerCharge& charge, std::string_view attach_call);
+
+}  // namespace optdp
