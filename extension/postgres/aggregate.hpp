@@ -11,7 +11,10 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
+#include "core/gaussian.hpp"
+#include "core/ledger_rule.hpp"
 #include "core/rng.hpp"
 #include "core/samplers.hpp"
 #include "core/staircase.hpp"
@@ -66,8 +69,18 @@ bool backend_seeded();
 // whose first release found no ledger). Raises, and nothing may be released,
 // if the budget does not allow it or the ledger cannot be reached.
 void charge(const char* function, double epsilon);
+// Charges one Gaussian release of `function` at rho (charge_release with
+// epsilon 0, delta 0 and rho, as SQLite's ledger records it), with charge's
+// skip. Raises, and nothing may be released, if the ledger refuses it.
+void charge_gaussian(const char* function, double rho);
 // Whether this database has a ledger (a budget row).
 bool ledger_attached(const char* function);
+// Opens the ledger's connection if need be; raises if it cannot (PostgreSQL side).
+void connect_ledger(const char* function);
+// After connect_ledger: the ledger's account and history in one snapshot, on
+// the ledger's connection (optdp's fixed statements). False without a ledger.
+// C++: throws std::runtime_error if it cannot be read; call inside run_cpp.
+bool read_ledger(optdp::LedgerAccount& account, std::vector<optdp::zcdp::Entry>& history);
 
 // ---- parameters from the call expression (optdp_pg.cpp) ------------------------
 

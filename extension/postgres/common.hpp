@@ -62,8 +62,9 @@ inline void raise(const Failure& f) {
 // inside run_cpp (it is created on first use).
 optdp::Rng& backend_rng();
 
-// Charges one release to the database's ledger (optdp_pg.cpp, "the ledger"):
-// epsilon and delta by basic composition, rho recorded beside them. Raises
+// Charges one release to the database's ledger (ledger.cpp): epsilon and
+// delta, or rho for a Gaussian release (epsilon and delta 0), accepted if the
+// whole history with it fits by basic composition or by zCDP. Raises
 // an error, and nothing may be released, if the budget does not allow it or
 // the ledger cannot be reached. Returns the entry's id, or -1 when the
 // database has no ledger. PostgreSQL side (may raise).

@@ -5,9 +5,11 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "core/budget.hpp"
 #include "core/format.hpp"
+#include "core/ledger_rule.hpp"
 #include "postgres/aggregate.hpp"
 #include "postgres/common.hpp"
 
@@ -32,11 +34,12 @@ namespace {
 // The ledger is the database's tables optdp_budget (one row, once
 // dp_ledger_attach(total_epsilon) has run) and optdp_charges (one row per
 // release). A release is charged before its noise is drawn, on optdp's own
-// connection to the same database (libpq, autocommit), by the function
-// optdp_ledger_charge: it locks the budget row (FOR UPDATE, so concurrent
-// sessions queue and cannot overspend), refuses a charge that does not fit,
-// and records it, all in one transaction that commits before the value is
-// released. The analyst's transaction can roll back; the charge stays.
+// connection to the same database (libpq), by charge_release: in one
+// transaction it locks the budget row (FOR UPDATE, so concurrent sessions
+// queue and cannot overspend), reads the history, refuses a charge that does
+// not fit by the core's rule (core/ledger_rule.hpp, SQLite's ledger's rule)
+// and records it; the transaction commits before the value is released. The
+// analyst's transaction can roll back; the charge stays.
 // Without a budget row nothing is charged. The connection is kept per backend.
 //
 // optdp.ledger_conninfo (superuser) says how to connect; empty (the default):
@@ -112,86 +115,200 @@ bool ledger_attached(const char* function) {
   return attached;
 }
 
-void charge(const char* function, double epsilon) {
+namespace {
+// A release without a delta: skips the round trip for the rest of a statement
+// whose first release found no ledger.
+void charge_once(const char* function, double epsilon, double rho) {
   if (no_ledger_statement.start != 0 && no_ledger_statement == current_statement() && !backend_seeded()) return;
-  const std::int64_t id = optdp_pg::charge_release(function, epsilon, 0.0, 0.0);
+  const std::int64_t id = optdp_pg::charge_release(function, epsilon, 0.0, rho);
   no_ledger_statement = id < 0 ? current_statement() : StatementKey{};
 }
+}  // namespace
 
-// A release with a delta (partition selection) or a rho (Gaussian noise), by
-// optdp_ledger_charge (extension/postgres/sql/30-groups.sql):
-// epsilon and delta are each counted in exact units (delta in 2^-120, as
-// numeric) and must each fit their total (basic composition); a ledger
-// attached without a delta budget refuses any delta > 0.
-std::int64_t charge_release(const char* function, double epsilon, double delta, double rho) {
-  Failure f;
-  std::int64_t units = 0;
-  char delta_units[64] = "0";
-  run_cpp(f, function, [&] {
-    units = optdp::charge_units(epsilon);
-    const std::string d = optdp::delta_units_text(optdp::delta_charge_units(delta));
-    snprintf(delta_units, sizeof delta_units, "%s", d.c_str());
-  });
-  raise(f);
+void charge(const char* function, double epsilon) { charge_once(function, epsilon, 0.0); }
+
+// A Gaussian release is recorded as SQLite's ledger records it: epsilon 0,
+// delta 0 and its rho.
+void charge_gaussian(const char* function, double rho) { charge_once(function, 0.0, rho); }
+
+void connect_ledger(const char* function) {
   char msg[1024];
   if (!ledger_connect(msg, sizeof msg))
     ereport(ERROR, (errcode(ERRCODE_CONNECTION_FAILURE), errmsg("%s: %s", function, msg)));
-  char units_s[32], eps_s[64], pid_s[16], delta_s[64], rho_s[64];
-  snprintf(units_s, sizeof units_s, "%lld", static_cast<long long>(units));
-  snprintf(eps_s, sizeof eps_s, "%.17g", epsilon);
-  snprintf(pid_s, sizeof pid_s, "%d", MyProcPid);
-  snprintf(delta_s, sizeof delta_s, "%.17g", delta + 0.0);
-  snprintf(rho_s, sizeof rho_s, "%.17g", rho);
-  const char* params[] = {function, units_s, eps_s, debug_query_string, pid_s, backend_seeded() ? "t" : "f",
-                          delta_s, delta_units, rho_s};
-  PGresult* r = PQexecParams(ledger_conn,
-                             "SELECT status, total_units, spent_units, total_delta_units::text, "
-                             "spent_delta_units::text, id FROM optdp_ledger_charge($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-                             9, nullptr, params, nullptr, nullptr, 0);
-  if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
-    snprintf(msg, sizeof msg, "the ledger cannot be charged: %s", PQerrorMessage(ledger_conn));
-    PQclear(r);
-    ereport(ERROR, (errcode(ERRCODE_CONNECTION_FAILURE), errmsg("%s: %s", function, msg)));
-  }
-  // 'n'one (no ledger), 'c'harged, 'r'efused (epsilon), 'd' refused (delta), 's'eeded
-  const char status = PQgetvalue(r, 0, 0)[0];
-  long long total = 0, spent = 0, id = -1;
-  char total_delta[64] = "", spent_delta[64] = "";
-  if (status == 'r' || status == 'd') {
-    total = atoll(PQgetvalue(r, 0, 1));
-    spent = atoll(PQgetvalue(r, 0, 2));
-    snprintf(total_delta, sizeof total_delta, "%s", PQgetvalue(r, 0, 3));
-    snprintf(spent_delta, sizeof spent_delta, "%s", PQgetvalue(r, 0, 4));
-  }
-  if (status == 'c') id = atoll(PQgetvalue(r, 0, 5));
+}
+
+bool read_ledger(optdp::LedgerAccount& account, std::vector<optdp::zcdp::Entry>& history) {
+  PGconn* conn = ledger_conn;
+  if (!conn) throw std::runtime_error("the ledger cannot be reached");
+  if (PQtransactionStatus(conn) != PQTRANS_IDLE) PQclear(PQexec(conn, "ROLLBACK"));
+  // One snapshot for the budget and the history.
+  PGresult* r = PQexec(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+  const bool begun = PQresultStatus(r) == PGRES_COMMAND_OK;
   PQclear(r);
-  if (status == 's')
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("%s: refused: a privacy ledger is attached, and a known seed makes the noise predictable",
-                           function)));
-  if (status == 'r' || status == 'd') {
-    run_cpp(f, function, [&] {
-      if (status == 'r')
-        throw std::runtime_error("privacy budget exhausted: " + optdp::format_double(optdp::units_to_epsilon(spent)) +
-                                 " of " + optdp::format_double(optdp::units_to_epsilon(total)) +
-                                 " spent, and this release costs " + optdp::format_double(epsilon));
-      const auto td = optdp::parse_delta_units(total_delta), sd = optdp::parse_delta_units(spent_delta);
-      if (!td || !sd) throw std::runtime_error("the ledger's delta units cannot be read");
-      if (*td == 0 && rho > 0)
-        throw std::runtime_error("privacy budget exhausted: this ledger has no delta budget (give one as "
-                                 "dp_ledger_attach(total_epsilon, total_delta)), and a Gaussian release needs one "
-                                 "(this one costs rho " + optdp::format_double(rho) + ")");
-      if (*td == 0)
-        throw std::runtime_error("privacy budget exhausted: this ledger has no delta budget (give one as "
-                                 "dp_ledger_attach(total_epsilon, total_delta)), and this release costs delta " +
-                                 optdp::format_double(delta));
-      throw std::runtime_error("privacy budget exhausted: delta " + optdp::format_double(optdp::units_to_delta(*sd)) +
-                               " of " + optdp::format_double(optdp::units_to_delta(*td)) +
-                               " spent, and this release costs " + optdp::format_double(delta));
-    });
-    raise(f);
+  auto fail = [&](const char* what) {
+    const std::string why = std::string("the ledger cannot be read: ") + what;
+    PQclear(PQexec(conn, "ROLLBACK"));
+    throw std::runtime_error(why);
+  };
+  if (!begun) fail(PQerrorMessage(conn));
+  r = PQexec(conn, "SELECT total_epsilon, total_delta, total_units, spent_units, total_delta_units::text, "
+                   "spent_delta_units::text FROM optdp_budget WHERE id = 1");
+  if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+    PQclear(r);
+    fail(PQerrorMessage(conn));
   }
-  return id;
+  if (PQntuples(r) == 0) {
+    PQclear(r);
+    PQclear(PQexec(conn, "ROLLBACK"));
+    return false;
+  }
+  account.total_epsilon = std::strtod(PQgetvalue(r, 0, 0), nullptr);
+  account.total_delta = std::strtod(PQgetvalue(r, 0, 1), nullptr);
+  account.total_units = std::strtoll(PQgetvalue(r, 0, 2), nullptr, 10);
+  account.spent_units = std::strtoll(PQgetvalue(r, 0, 3), nullptr, 10);
+  const auto td = optdp::parse_delta_units(PQgetvalue(r, 0, 4)), sd = optdp::parse_delta_units(PQgetvalue(r, 0, 5));
+  PQclear(r);
+  if (!td || !sd) fail("its delta units are not counts");
+  account.total_delta_units = *td;
+  account.spent_delta_units = *sd;
+  r = PQexec(conn, "SELECT epsilon, delta, rho FROM optdp_charges ORDER BY id");
+  if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+    PQclear(r);
+    fail(PQerrorMessage(conn));
+  }
+  try {
+    const int n = PQntuples(r);
+    history.clear();
+    history.reserve(n);
+    for (int i = 0; i < n; ++i)
+      history.push_back(optdp::ledger_entry(std::strtod(PQgetvalue(r, i, 0), nullptr),
+                                            std::strtod(PQgetvalue(r, i, 1), nullptr),
+                                            std::strtod(PQgetvalue(r, i, 2), nullptr)));
+  } catch (...) {
+    PQclear(r);
+    PQclear(PQexec(conn, "ROLLBACK"));
+    throw;
+  }
+  PQclear(r);
+  PQclear(PQexec(conn, "COMMIT"));
+  return true;
+}
+
+// One release, charged on the ledger's connection in one transaction: lock
+// the budget row (FOR UPDATE: concurrent sessions queue, and each decides on
+// the history the previous ones committed), read the history, decide by the
+// core's rule (core/ledger_rule.hpp: basic composition in exact units, or
+// zCDP with the tight conversion, as SQLite's ledger decides), record the
+// entry and the spend, commit before the value is released. Returns the
+// entry's id, or -1 without a ledger (nothing is written then).
+std::int64_t charge_release(const char* function, double epsilon, double delta, double rho) {
+  char msg[1024];
+  if (!ledger_connect(msg, sizeof msg))
+    ereport(ERROR, (errcode(ERRCODE_CONNECTION_FAILURE), errmsg("%s: %s", function, msg)));
+  enum class Outcome { charged, no_ledger, seeded, refused, unreachable };
+  Outcome outcome = Outcome::charged;
+  std::int64_t id = -1;
+  const bool seeded = backend_seeded();
+  Failure f;
+  run_cpp(f, function, [&] {
+    const optdp::LedgerCharge c = optdp::ledger_charge(epsilon, delta, rho);
+    PGconn* conn = ledger_conn;
+    // Runs one of optdp's fixed statements; a failure rolls the transaction
+    // back and reports the ledger as unreachable.
+    auto run = [&](const char* sql, int n, const char* const* params, ExecStatusType expect) {
+      PGresult* r = PQexecParams(conn, sql, n, nullptr, params, nullptr, nullptr, 0);
+      if (PQresultStatus(r) != expect) {
+        const std::string why = std::string("the ledger cannot be charged: ") + PQerrorMessage(conn);
+        PQclear(r);
+        PQclear(PQexec(conn, "ROLLBACK"));
+        outcome = Outcome::unreachable;
+        throw std::runtime_error(why);
+      }
+      return r;
+    };
+    if (PQtransactionStatus(conn) != PQTRANS_IDLE) PQclear(PQexec(conn, "ROLLBACK"));
+    PQclear(run("BEGIN", 0, nullptr, PGRES_COMMAND_OK));
+    PGresult* b = run("SELECT total_epsilon, total_delta, total_units, spent_units, total_delta_units::text, "
+                      "spent_delta_units::text FROM optdp_budget WHERE id = 1 FOR UPDATE",
+                      0, nullptr, PGRES_TUPLES_OK);
+    if (PQntuples(b) == 0) {
+      PQclear(b);
+      PQclear(run("COMMIT", 0, nullptr, PGRES_COMMAND_OK));
+      outcome = Outcome::no_ledger;
+      return;
+    }
+    optdp::LedgerAccount account;
+    account.total_epsilon = std::strtod(PQgetvalue(b, 0, 0), nullptr);
+    account.total_delta = std::strtod(PQgetvalue(b, 0, 1), nullptr);
+    account.total_units = std::strtoll(PQgetvalue(b, 0, 2), nullptr, 10);
+    account.spent_units = std::strtoll(PQgetvalue(b, 0, 3), nullptr, 10);
+    const auto td = optdp::parse_delta_units(PQgetvalue(b, 0, 4)), sd = optdp::parse_delta_units(PQgetvalue(b, 0, 5));
+    PQclear(b);
+    if (!td || !sd) {
+      PQclear(PQexec(conn, "ROLLBACK"));
+      throw std::runtime_error("the ledger's delta units cannot be read");
+    }
+    account.total_delta_units = *td;
+    account.spent_delta_units = *sd;
+    if (seeded) {
+      PQclear(PQexec(conn, "ROLLBACK"));
+      outcome = Outcome::seeded;
+      throw std::runtime_error(
+          "refused: a privacy ledger is attached, and a known seed makes the noise predictable");
+    }
+    std::vector<optdp::zcdp::Entry> history;
+    if (optdp::ledger_needs_history(account)) {
+      PGresult* h = run("SELECT epsilon, delta, rho FROM optdp_charges ORDER BY id", 0, nullptr, PGRES_TUPLES_OK);
+      const int n = PQntuples(h);
+      try {
+        history.reserve(n);
+        // float8's text is its shortest exact form (extra_float_digits 1, the default)
+        for (int i = 0; i < n; ++i)
+          history.push_back(optdp::ledger_entry(std::strtod(PQgetvalue(h, i, 0), nullptr),
+                                                std::strtod(PQgetvalue(h, i, 1), nullptr),
+                                                std::strtod(PQgetvalue(h, i, 2), nullptr)));
+      } catch (...) {
+        PQclear(h);
+        PQclear(PQexec(conn, "ROLLBACK"));
+        throw;
+      }
+      PQclear(h);
+    }
+    std::string why;
+    try {
+      why = optdp::ledger_refusal(account, history, c, "dp_ledger_attach(total_epsilon, total_delta)");
+    } catch (...) {
+      PQclear(PQexec(conn, "ROLLBACK"));
+      throw;
+    }
+    if (!why.empty()) {
+      PQclear(PQexec(conn, "ROLLBACK"));
+      outcome = Outcome::refused;
+      throw std::runtime_error(why);
+    }
+    char units_s[32], eps_s[64], pid_s[16], delta_s[64], rho_s[64], delta_units_s[64];
+    snprintf(units_s, sizeof units_s, "%lld", static_cast<long long>(c.units));
+    snprintf(eps_s, sizeof eps_s, "%.17g", c.epsilon);
+    snprintf(pid_s, sizeof pid_s, "%d", MyProcPid);
+    snprintf(delta_s, sizeof delta_s, "%.17g", c.delta);
+    snprintf(rho_s, sizeof rho_s, "%.17g", c.rho);
+    snprintf(delta_units_s, sizeof delta_units_s, "%s", optdp::delta_units_text(c.delta_units).c_str());
+    const char* entry[] = {function, eps_s, units_s, delta_s, delta_units_s, rho_s, debug_query_string, pid_s};
+    PGresult* r = run("INSERT INTO optdp_charges(function, epsilon, units, delta, delta_units, rho, sql, pid) "
+                      "VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+                      8, entry, PGRES_TUPLES_OK);
+    id = std::strtoll(PQgetvalue(r, 0, 0), nullptr, 10);
+    PQclear(r);
+    const char* spend[] = {units_s, delta_units_s};
+    PQclear(run("UPDATE optdp_budget SET spent_units = spent_units + $1, "
+                "spent_delta_units = spent_delta_units + $2::numeric WHERE id = 1",
+                2, spend, PGRES_COMMAND_OK));
+    PQclear(run("COMMIT", 0, nullptr, PGRES_COMMAND_OK));  // durable before the value is released
+  });
+  if (f.failed && outcome == Outcome::unreachable)
+    ereport(ERROR, (errcode(ERRCODE_CONNECTION_FAILURE), errmsg("%s", f.message)));
+  raise(f);
+  return outcome == Outcome::no_ledger ? -1 : id;
 }
 
 void record_released_keys(const char* function, std::int64_t id, std::int64_t released_keys) {

@@ -211,8 +211,8 @@ REVOKE ALL ON optdp_budget, optdp_charges FROM PUBLIC;
 CREATE FUNCTION optdp_total_units(float8) RETURNS int8
   AS 'MODULE_PATHNAME', 'optdp_total_units' LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
 
--- The ledger is charged by optdp_ledger_charge (sql/30-groups.sql, with the
--- delta budget's columns).
+-- The ledger is charged by the extension on its own connection (ledger.cpp);
+-- the delta budget's columns are added in sql/30-groups.sql.
 
 -- dp_ledger_attach(total_epsilon): from now on every release in this database
 -- is charged; a second call must give the same total. Returns the total.

@@ -567,7 +567,7 @@ extern "C" {
 // dp_seed(n): reproducible noise in this backend; dp_seed(NULL): the OS CSPRNG.
 // Refused while the database has a ledger (a known seed makes the noise
 // predictable); a release is refused too if a seed was set before the ledger
-// was attached (optdp_ledger_charge).
+// was attached (the ledger's charge, ledger.cpp).
 Datum optdp_seed(PG_FUNCTION_ARGS) {
   const bool reset = PG_ARGISNULL(0);
   const std::int64_t seed = reset ? 0 : PG_GETARG_INT64(0);

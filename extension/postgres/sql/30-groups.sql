@@ -1,10 +1,12 @@
 -- private_groups and the ledger's delta account (extension/postgres/groups.cpp,
 -- docs/scale.md, sql/reference.md#private_groups).
 
--- The ledger's delta account: a delta budget beside the epsilon one, both
--- by basic composition, delta counted in exact units of 2^-120 (numeric,
--- core/budget.hpp). A ledger attached with one argument has total_delta 0
--- and refuses every release with a delta > 0.
+-- The ledger's delta account: a delta budget beside the epsilon one, the
+-- spends by basic composition, delta counted in exact units of 2^-120
+-- (numeric, core/budget.hpp). A ledger attached with one argument has
+-- total_delta 0 and refuses every release with a delta > 0 or a rho > 0.
+-- Whether a release fits is decided by the extension's charge (ledger.cpp,
+-- the core's rule: basic composition or zCDP over the whole history).
 ALTER TABLE optdp_budget
   ADD COLUMN total_delta float8 NOT NULL DEFAULT 0,
   ADD COLUMN total_delta_units numeric NOT NULL DEFAULT 0,
@@ -16,45 +18,6 @@ ALTER TABLE optdp_charges
 
 CREATE FUNCTION optdp_total_delta_units(float8) RETURNS text
   AS 'MODULE_PATHNAME', 'optdp_total_delta_units' LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
-
--- The charge of every release, called by the extension's ledger connection:
--- status 'n' (no ledger attached), 'c' (charged), 'r' (refused: the epsilon
--- budget does not allow it), 'd' (refused: the delta budget does not; a
--- ledger without a delta budget refuses every delta > 0) or 's' (refused:
--- the releasing backend's noise is seeded, dp_seed). Returns the
--- entry's id when charged.
-CREATE FUNCTION optdp_ledger_charge(function text, units bigint, epsilon float8, sql text, pid int, seeded bool,
-                                    delta float8, delta_units numeric, rho float8,
-                                    OUT status text, OUT total_units bigint, OUT spent_units bigint,
-                                    OUT total_delta_units numeric, OUT spent_delta_units numeric, OUT id bigint)
-LANGUAGE plpgsql AS $$
-BEGIN
-  SELECT b.total_units, b.spent_units, b.total_delta_units, b.spent_delta_units
-    INTO total_units, spent_units, total_delta_units, spent_delta_units
-    FROM optdp_budget b WHERE b.id = 1 FOR UPDATE;
-  IF NOT FOUND THEN
-    status := 'n';
-    RETURN;
-  END IF;
-  IF seeded THEN
-    status := 's';
-    RETURN;
-  END IF;
-  IF units > total_units OR spent_units > total_units - units THEN
-    status := 'r';
-    RETURN;
-  END IF;
-  IF delta_units > total_delta_units OR spent_delta_units > total_delta_units - delta_units THEN
-    status := 'd';
-    RETURN;
-  END IF;
-  UPDATE optdp_budget b SET spent_units = b.spent_units + units, spent_delta_units = b.spent_delta_units + delta_units
-    WHERE b.id = 1;
-  INSERT INTO optdp_charges(function, epsilon, units, delta, delta_units, rho, sql, pid)
-    VALUES (function, epsilon, units, delta, delta_units, rho, sql, pid)
-    RETURNING optdp_charges.id INTO id;
-  status := 'c';
-END $$;
 
 -- dp_ledger_attach(total_epsilon, total_delta): as the one-argument form,
 -- with a delta budget (in [0, 1)); a second call must give the same totals.
