@@ -866,10 +866,11 @@ Datum optdp_private_groups(PG_FUNCTION_ARGS) {
   Portal keys_portal = private_keys ? nullptr : open_cursor(keys, "keys_query");
   Portal rows_portal = open_cursor(rows, "rows_query");
 
-  // The charge, before the first row. noise=gaussian: charged as the
-  // (epsilon, delta) it guarantees, its rho recorded beside them.
-  const std::int64_t entry =
-      charge_release(kName, epsilon, run->plan.delta(), run->plan.gaussian() ? run->plan.rho() : 0.0);
+  // The charge, before the first row. noise=gaussian: as SQLite's ledger
+  // records a Gaussian release, its rho (the (epsilon, delta) converts to),
+  // epsilon and delta 0, composed in zCDP by the ledger's rule.
+  const std::int64_t entry = run->plan.gaussian() ? charge_release(kName, 0.0, 0.0, run->plan.rho())
+                                                  : charge_release(kName, epsilon, run->plan.delta(), 0.0);
 
   // The rows. From here on every failure gives one message.
   MemoryContext rowcxt = AllocSetContextCreate(CurrentMemoryContext, "private_groups rows", ALLOCSET_DEFAULT_SIZES);

@@ -478,8 +478,10 @@ class Ledger(unittest.TestCase):
         self.assertEqual(rows[0], ["private_groups", "1", "0", "3", "f"])
         self.assertEqual(rows[1][:3], ["private_groups", "1", "1e-06"])
         self.assertTrue(0 <= int(rows[1][3]) <= 6)
-        self.assertEqual(rows[2], ["private_groups", "1", "1e-06", "3", "t"])
-        self.assertEqual(psql("SELECT spent_epsilon, spent_delta FROM dp_ledger_budget"), [["3", "2e-06"]])
+        # noise=gaussian: recorded as SQLite records a Gaussian release, its rho
+        # alone (epsilon and delta 0), composed in zCDP by the ledger's rule
+        self.assertEqual(rows[2], ["private_groups", "0", "0", "3", "t"])
+        self.assertEqual(psql("SELECT spent_epsilon, spent_delta FROM dp_ledger_budget"), [["2", "1e-06"]])
 
     def test_delta_budget(self):
         psql("SELECT dp_ledger_attach(10, 2e-6)")
