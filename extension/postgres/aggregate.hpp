@@ -41,7 +41,13 @@ struct Backend {
   std::unique_ptr<optdp::IntegerStaircase> stair[2];
   double stair_eps[2] = {0, 0};
   int stair_next = 0;
+  // The discrete Gaussian of the last sigma^2 asked for (gaussian.cpp).
+  std::unique_ptr<optdp::DiscreteGaussian> dgauss;
   optdp::Rng& rng() { return seeded ? static_cast<optdp::Rng&>(*seeded) : os; }
+  const optdp::DiscreteGaussian& discrete_gaussian(__float128 sigma2) {
+    if (!dgauss || dgauss->sigma2() != sigma2) dgauss = std::make_unique<optdp::DiscreteGaussian>(sigma2);
+    return *dgauss;
+  }
   const optdp::TwoSidedGeometric& geometric(double alpha) {
     if (!geo || geo->alpha() != alpha) geo = std::make_unique<optdp::TwoSidedGeometric>(alpha);
     return *geo;

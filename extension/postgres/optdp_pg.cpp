@@ -148,7 +148,8 @@ void read_call(FunctionCallInfo fcinfo, const char* function, int first, CallPar
   // coord_combine_agg, a user's CREATE AGGREGATE) is refused.
   const char* agg = get_func_name(a->aggfnoid);
   if (agg == nullptr || !(strncmp(agg, "private_", 8) == 0 || strncmp(agg, "staircase_sum", 13) == 0 ||
-                          strncmp(agg, "laplace_sum", 11) == 0))
+                          strncmp(agg, "laplace_sum", 11) == 0 || strncmp(agg, "gaussian_count", 14) == 0 ||
+                          strncmp(agg, "gaussian_sum", 12) == 0))
     ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                     errmsg("optdp: its support functions work only in its own aggregates, whose calls hold the "
                            "parameters, not in %s", agg ? agg : "another aggregate")));
