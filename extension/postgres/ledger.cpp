@@ -211,7 +211,6 @@ std::int64_t charge_release(const char* function, double epsilon, double delta, 
   const bool seeded = backend_seeded();
   Failure f;
   run_cpp(f, function, [&] {
-    const optdp::LedgerCharge c = optdp::ledger_charge(epsilon, delta, rho);
     PGconn* conn = ledger_conn;
     // Runs one of optdp's fixed statements; a failure rolls the transaction
     // back and reports the ledger as unreachable.
@@ -255,6 +254,14 @@ std::int64_t charge_release(const char* function, double epsilon, double delta, 
       outcome = Outcome::seeded;
       throw std::runtime_error(
           "refused: a privacy ledger is attached, and a known seed makes the noise predictable");
+    }
+    // Validated only with a ledger, as in SQLite (without one nothing is charged).
+    optdp::LedgerCharge c;
+    try {
+      c = optdp::ledger_charge(epsilon, delta, rho);
+    } catch (...) {
+      PQclear(PQexec(conn, "ROLLBACK"));
+      throw;
     }
     std::vector<optdp::zcdp::Entry> history;
     if (optdp::ledger_needs_history(account)) {

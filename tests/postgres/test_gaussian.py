@@ -362,6 +362,21 @@ class Ledger(unittest.TestCase):
                          "predictable")
         self.assertEqual(self.entries(), 0)
 
+    def test_the_charge_is_checked_only_with_a_ledger(self):
+        # as in SQLite: an epsilon beyond any budget (1e308) is released without a ledger,
+        # first in its statement or not, and refused with SQLite's message with one
+        sql = "SELECT staircase_sum(x, 1e308, 0, 10) FROM t"
+        self.assertEqual(len(psql(sql + "; SELECT gaussian_count(0.5), staircase_sum(x, 1e308, 0, 10) FROM t",
+                                  db="gledger")), 2)
+        psql("SELECT dp_ledger_attach(1, 1e-6)", db="gledger")
+        lite = lite_connect()
+        with tempfile.TemporaryDirectory() as d:
+            lite.execute("SELECT dp_ledger_attach(?, 1.0, 1e-6)", (os.path.join(d, "l"),))
+            lite.execute("CREATE TABLE t(x)")
+            want = lite_error(lite, sql)
+        self.assertIn("epsilon must be a number in (0, 1e6]", want)
+        self.assertEqual(SERVER.error_of(sql, db="gledger"), want)
+
     def test_planning_without_a_ledger(self):
         for sql, fn in [("SELECT * FROM dp_ledger_accounts()", "dp_ledger_accounts"),
                         ("SELECT dp_further_releases('gaussian', 200)", "dp_further_releases"),
