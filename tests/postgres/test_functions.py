@@ -742,6 +742,7 @@ AGG_SIGNATURES = {
     ("private_avg", 4): "xfff", ("private_var", 4): "xfff", ("private_stddev", 4): "xfff",
     ("private_quantile", 5): "xffff", ("private_median", 4): "xfff",
     ("private_select", 3): "Cxf", ("private_select", 4): "Cxff", ("private_select", 5): "Cxfft",
+    ("gaussian_count", 1): "f", ("gaussian_count", 2): "Af", ("gaussian_sum", 4): "xfff",
 }
 for _k in range(1, 17):
     AGG_SIGNATURES[("private_count_levels", _k)] = "f" * _k
@@ -1052,11 +1053,12 @@ def reference_blocks():
 # The aggregates PostgreSQL has, for the reference's examples.
 PG_AGGREGATES = {"private_count", "staircase_sum", "laplace_sum", "private_avg", "private_var", "private_stddev",
                  "private_quantile", "private_median", "private_select", "private_count_levels",
-                 "private_count_levels_of", "private_groups"}
+                 "private_count_levels_of", "private_groups", "gaussian_count", "gaussian_sum"}
 # optdp's other functions on PostgreSQL beyond the helpers (FUNCTIONS): the
 # ledger's and the noise's.
-PG_OTHERS = {"release_levels", "dp_ledger_attach", "dp_ledger_entries", "dp_budget_spent", "dp_budget_remaining", "dp_delta_spent",
-             "dp_delta_remaining", "dp_seed", "dp_rng", "dp_version"}
+PG_OTHERS = {"release_levels", "dp_ledger_attach", "dp_ledger_entries", "dp_budget_spent", "dp_budget_remaining",
+             "dp_delta_spent", "dp_delta_remaining", "dp_seed", "dp_rng", "dp_version", "dp_ledger_accounts",
+             "dp_further_releases", "dp_gaussian_sigma"}
 # PostgreSQL's own functions the examples use (SQLite's printf is translated).
 PG_BUILTINS = {"printf", "count", "sum", "avg", "max", "min", "round"}
 # The functions of SQLite's reference that PostgreSQL does not have, and why
@@ -1066,9 +1068,6 @@ PG_BUILTINS = {"printf", "count", "sum", "avg", "max", "min", "round"}
 NOT_ON_POSTGRES = {
     "dp_analyst_mode": "SQLite's authorizer; on PostgreSQL analysts are held by GRANTs (docs/scale.md)",
     "dp_analyst_refusal": "the reason of dp_analyst_mode's last refusal",
-    # not yet: issue 20
-    "gaussian_count": "", "gaussian_sum": "", "dp_further_releases": "",
-    "dp_gaussian_sigma": "", "dp_ledger_accounts": "",
 }
 
 
