@@ -529,7 +529,14 @@ class Ledger(unittest.TestCase):
         procs = [subprocess.Popen([SERVER.psql_path, "-X", "-q", "-A", "-t", "-h", SERVER.socket_dir, "-U", "postgres",
                                    "-d", "ledger"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True) for _ in range(4)]
-        outs = [p.communicate("SELECT private_count(0.5) FROM t;" * 5) for p in procs]
+        # every session's input first, then the outputs: communicate() one session at a
+        # time would run them one after another
+        for p in procs:
+            p.stdin.write("SELECT private_count(0.5) FROM t;" * 5)
+            p.stdin.close()
+        outs = [(p.stdout.read(), p.stderr.read()) for p in procs]
+        for p in procs:
+            p.wait()
         released = sum(len(o.splitlines()) for o, _ in outs)
         refused = sum(e.count("privacy budget exhausted") for _, e in outs)
         self.assertEqual((released, refused), (10, 10))
