@@ -57,7 +57,8 @@ std::string ledger_refusal(const LedgerAccount& a, const std::vector<zcdp::Entry
   if (gaussian)
     why = "privacy budget exhausted: with this release (" +
           (c.rho > 0 ? "rho " + format_double(c.rho)
-                     : "epsilon " + format_double(c.epsilon) + (c.delta > 0 ? ", delta " + format_double(c.delta) : "")) +
+                     : "epsilon " + format_double(c.epsilon) +
+                           (c.delta > 0 ? ", delta " + format_double(c.delta) : "")) +
           ") basic composition gives (" + format_double(acc.basic_eps) + ", " + format_double(acc.basic_delta) +
           "), over (" + format_double(a.total_epsilon) + ", " + format_double(a.total_delta) + ")";
   return why + "; nor does zCDP fit: rho " + format_double(acc.rho_total) + " gives delta " +

@@ -146,9 +146,12 @@ const SumParams& sum_params(FunctionCallInfo fcinfo, const char* function) {
   return *cache;
 }
 
-[[noreturn]] void refuse_merge_state(const char* function, const std::string& why) {
+// Refuses a merge's state: the message is built inside run_cpp, so that no
+// C++ object is alive when the error is raised.
+template <class Why>
+[[noreturn]] void refuse_merge_state(const char* function, Why why) {
   Failure f;
-  run_cpp(f, function, [&] { throw std::invalid_argument(why); });
+  run_cpp(f, function, [&] { throw std::invalid_argument(why()); });
   raise(f);
   pg_unreachable();
 }
@@ -208,10 +211,12 @@ Datum optdp_gaussian_count_merge_trans(PG_FUNCTION_ARGS) {
                     errmsg("%s: state must be a gaussian_count state, but is NULL", fn)));
   const GaussianCountState in = load<GaussianCountState>(PG_GETARG_BYTEA_PP(1), fn, "gaussian_count");
   if (in.shipped != kShippedCount)
-    refuse_merge_state(fn, "state must be a state of gaussian_count_state, but is another bytea of its size");
+    refuse_merge_state(fn, [] { return std::string("state must be a state of gaussian_count_state, but is another bytea of "
+                                             "its size"); });
   if (in.rho != rho)
-    refuse_merge_state(fn, "state was computed with rho " + describe_number(in.rho) + ", but rho is " +
-                         describe_number(rho));
+    refuse_merge_state(fn, [&] {
+      return "state was computed with rho " + describe_number(in.rho) + ", but rho is " + describe_number(rho);
+    });
   GaussianCountState s = load<GaussianCountState>(st, fn, "gaussian_count");
   s.rows += in.rows;
   store(st, s);
@@ -292,12 +297,14 @@ Datum optdp_gaussian_sum_merge_trans(PG_FUNCTION_ARGS) {
                     errmsg("%s: state must be a gaussian_sum state, but is NULL", fn)));
   const GaussianSumState in = load<GaussianSumState>(PG_GETARG_BYTEA_PP(1), fn, "gaussian_sum");
   if (in.shipped != kShippedSum)
-    refuse_merge_state(fn, "state must be a state of gaussian_sum_state, but is another bytea of its size");
+    refuse_merge_state(fn, [] { return std::string("state must be a state of gaussian_sum_state, but is another bytea of "
+                                             "its size"); });
   if (in.rho != p.rho || in.lower != p.lower || in.upper != p.upper)
-    refuse_merge_state(fn, "state was computed with (rho, lower, upper) = (" + describe_number(in.rho) + ", " +
-                         describe_number(in.lower) + ", " + describe_number(in.upper) + "), but they are (" +
-                         describe_number(p.rho) + ", " + describe_number(p.lower) + ", " +
-                         describe_number(p.upper) + ")");
+    refuse_merge_state(fn, [&] {
+      return "state was computed with (rho, lower, upper) = (" + describe_number(in.rho) + ", " +
+             describe_number(in.lower) + ", " + describe_number(in.upper) + "), but they are (" +
+             describe_number(p.rho) + ", " + describe_number(p.lower) + ", " + describe_number(p.upper) + ")";
+    });
   GaussianSumState s = load<GaussianSumState>(st, fn, "gaussian_sum");
   s.set_sum(s.sum() + in.sum());
   store(st, s);

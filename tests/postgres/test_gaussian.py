@@ -318,7 +318,8 @@ class Ledger(unittest.TestCase):
                         "SELECT k % 20, gaussian_count(x, 0.03) FROM t GROUP BY k % 20", db="gledger")
             rows = psql("SELECT function, epsilon, delta, rho, count(*) FROM dp_ledger_entries GROUP BY 1, 2, 3, 4 "
                         "ORDER BY 1, 4", db="gledger")
-            self.assertEqual(rows, [["gaussian_count", "0", "0", "0.01", "1"], ["gaussian_count", "0", "0", "0.03", "20"],
+            self.assertEqual(rows, [["gaussian_count", "0", "0", "0.01", "1"],
+                                    ["gaussian_count", "0", "0", "0.03", "20"],
                                     ["gaussian_sum", "0", "0", "0.02", "1"]],
                              "parallel" if mode is PARALLEL else "serial")
         # a Gaussian release spends no epsilon by basic composition (as in SQLite)
