@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -95,6 +96,59 @@ StatementKey no_ledger_statement;
 
 StatementKey current_statement() { return {GetCurrentStatementStartTimestamp(), GetCurrentCommandId(false)}; }
 
+// Values of a binary-format result (PQexecParams with resultFormat 1):
+// float8 and int8 in network byte order, text as its bytes.
+double float8_at(const PGresult* r, int row, int col) {
+  std::uint64_t u;
+  std::memcpy(&u, PQgetvalue(r, row, col), sizeof u);
+  u = __builtin_bswap64(u);
+  double d;
+  std::memcpy(&d, &u, sizeof d);
+  return d;
+}
+
+std::int64_t int8_at(const PGresult* r, int row, int col) {
+  std::uint64_t u;
+  std::memcpy(&u, PQgetvalue(r, row, col), sizeof u);
+  return static_cast<std::int64_t>(__builtin_bswap64(u));
+}
+
+// The budget row (total_epsilon, total_delta, total_units, spent_units,
+// total_delta_units::text, spent_delta_units::text) into account; false if
+// there is none. Takes r (cleared here). C++: throws if the row cannot be read.
+bool read_account(PGresult* r, optdp::LedgerAccount& account) {
+  if (PQntuples(r) == 0) {
+    PQclear(r);
+    return false;
+  }
+  account.total_epsilon = float8_at(r, 0, 0);
+  account.total_delta = float8_at(r, 0, 1);
+  account.total_units = int8_at(r, 0, 2);
+  account.spent_units = int8_at(r, 0, 3);
+  const auto td = optdp::parse_delta_units(PQgetvalue(r, 0, 4)), sd = optdp::parse_delta_units(PQgetvalue(r, 0, 5));
+  PQclear(r);
+  if (!td || !sd) throw std::runtime_error("the ledger cannot be read: its delta units are not counts");
+  account.total_delta_units = *td;
+  account.spent_delta_units = *sd;
+  return true;
+}
+
+// The history's rows (epsilon, delta, rho) in order, as the accountant's
+// entries. Takes r (cleared here).
+void read_history(PGresult* r, std::vector<optdp::zcdp::Entry>& history) {
+  try {
+    const int n = PQntuples(r);
+    history.clear();
+    history.reserve(n);
+    for (int i = 0; i < n; ++i)
+      history.push_back(optdp::ledger_entry(float8_at(r, i, 0), float8_at(r, i, 1), float8_at(r, i, 2)));
+  } catch (...) {
+    PQclear(r);
+    throw;
+  }
+  PQclear(r);
+}
+
 }  // namespace
 
 namespace optdp_pg {
@@ -140,58 +194,31 @@ void connect_ledger(const char* function) {
 bool read_ledger(optdp::LedgerAccount& account, std::vector<optdp::zcdp::Entry>& history) {
   PGconn* conn = ledger_conn;
   if (!conn) throw std::runtime_error("the ledger cannot be reached");
+  auto run = [&](const char* sql, ExecStatusType expect) {
+    PGresult* r = PQexecParams(conn, sql, 0, nullptr, nullptr, nullptr, nullptr, 1);
+    if (PQresultStatus(r) != expect) {
+      const std::string why = std::string("the ledger cannot be read: ") + PQerrorMessage(conn);
+      PQclear(r);
+      throw std::runtime_error(why);
+    }
+    return r;
+  };
   if (PQtransactionStatus(conn) != PQTRANS_IDLE) PQclear(PQexec(conn, "ROLLBACK"));
   // One snapshot for the budget and the history.
-  PGresult* r = PQexec(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-  const bool begun = PQresultStatus(r) == PGRES_COMMAND_OK;
-  PQclear(r);
-  auto fail = [&](const char* what) {
-    const std::string why = std::string("the ledger cannot be read: ") + what;
-    PQclear(PQexec(conn, "ROLLBACK"));
-    throw std::runtime_error(why);
-  };
-  if (!begun) fail(PQerrorMessage(conn));
-  r = PQexec(conn, "SELECT total_epsilon, total_delta, total_units, spent_units, total_delta_units::text, "
-                   "spent_delta_units::text FROM optdp_budget WHERE id = 1");
-  if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-    PQclear(r);
-    fail(PQerrorMessage(conn));
-  }
-  if (PQntuples(r) == 0) {
-    PQclear(r);
-    PQclear(PQexec(conn, "ROLLBACK"));
-    return false;
-  }
-  account.total_epsilon = std::strtod(PQgetvalue(r, 0, 0), nullptr);
-  account.total_delta = std::strtod(PQgetvalue(r, 0, 1), nullptr);
-  account.total_units = std::strtoll(PQgetvalue(r, 0, 2), nullptr, 10);
-  account.spent_units = std::strtoll(PQgetvalue(r, 0, 3), nullptr, 10);
-  const auto td = optdp::parse_delta_units(PQgetvalue(r, 0, 4)), sd = optdp::parse_delta_units(PQgetvalue(r, 0, 5));
-  PQclear(r);
-  if (!td || !sd) fail("its delta units are not counts");
-  account.total_delta_units = *td;
-  account.spent_delta_units = *sd;
-  r = PQexec(conn, "SELECT epsilon, delta, rho FROM optdp_charges ORDER BY id");
-  if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-    PQclear(r);
-    fail(PQerrorMessage(conn));
-  }
+  PQclear(run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", PGRES_COMMAND_OK));
   try {
-    const int n = PQntuples(r);
-    history.clear();
-    history.reserve(n);
-    for (int i = 0; i < n; ++i)
-      history.push_back(optdp::ledger_entry(std::strtod(PQgetvalue(r, i, 0), nullptr),
-                                            std::strtod(PQgetvalue(r, i, 1), nullptr),
-                                            std::strtod(PQgetvalue(r, i, 2), nullptr)));
+    const bool attached = read_account(run("SELECT total_epsilon, total_delta, total_units, spent_units, "
+                                           "total_delta_units::text, spent_delta_units::text FROM optdp_budget "
+                                           "WHERE id = 1", PGRES_TUPLES_OK),
+                                       account);
+    if (attached)
+      read_history(run("SELECT epsilon, delta, rho FROM optdp_charges ORDER BY id", PGRES_TUPLES_OK), history);
+    PQclear(run("COMMIT", PGRES_COMMAND_OK));
+    return attached;
   } catch (...) {
-    PQclear(r);
-    PQclear(PQexec(conn, "ROLLBACK"));
+    if (PQtransactionStatus(conn) != PQTRANS_IDLE) PQclear(PQexec(conn, "ROLLBACK"));
     throw;
   }
-  PQclear(r);
-  PQclear(PQexec(conn, "COMMIT"));
-  return true;
 }
 
 // One release, charged on the ledger's connection in one transaction: lock
@@ -212,14 +239,14 @@ std::int64_t charge_release(const char* function, double epsilon, double delta, 
   Failure f;
   run_cpp(f, function, [&] {
     PGconn* conn = ledger_conn;
-    // Runs one of optdp's fixed statements; a failure rolls the transaction
-    // back and reports the ledger as unreachable.
+    // Runs one of optdp's fixed statements (results in binary: exact
+    // doubles whatever extra_float_digits says); a failure reports the
+    // ledger as unreachable.
     auto run = [&](const char* sql, int n, const char* const* params, ExecStatusType expect) {
-      PGresult* r = PQexecParams(conn, sql, n, nullptr, params, nullptr, nullptr, 0);
+      PGresult* r = PQexecParams(conn, sql, n, nullptr, params, nullptr, nullptr, 1);
       if (PQresultStatus(r) != expect) {
         const std::string why = std::string("the ledger cannot be charged: ") + PQerrorMessage(conn);
         PQclear(r);
-        PQclear(PQexec(conn, "ROLLBACK"));
         outcome = Outcome::unreachable;
         throw std::runtime_error(why);
       }
@@ -227,90 +254,54 @@ std::int64_t charge_release(const char* function, double epsilon, double delta, 
     };
     if (PQtransactionStatus(conn) != PQTRANS_IDLE) PQclear(PQexec(conn, "ROLLBACK"));
     PQclear(run("BEGIN", 0, nullptr, PGRES_COMMAND_OK));
-    PGresult* b = run("SELECT total_epsilon, total_delta, total_units, spent_units, total_delta_units::text, "
-                      "spent_delta_units::text FROM optdp_budget WHERE id = 1 FOR UPDATE",
-                      0, nullptr, PGRES_TUPLES_OK);
-    if (PQntuples(b) == 0) {
-      PQclear(b);
-      PQclear(run("COMMIT", 0, nullptr, PGRES_COMMAND_OK));
-      outcome = Outcome::no_ledger;
-      return;
-    }
-    optdp::LedgerAccount account;
-    account.total_epsilon = std::strtod(PQgetvalue(b, 0, 0), nullptr);
-    account.total_delta = std::strtod(PQgetvalue(b, 0, 1), nullptr);
-    account.total_units = std::strtoll(PQgetvalue(b, 0, 2), nullptr, 10);
-    account.spent_units = std::strtoll(PQgetvalue(b, 0, 3), nullptr, 10);
-    const auto td = optdp::parse_delta_units(PQgetvalue(b, 0, 4)), sd = optdp::parse_delta_units(PQgetvalue(b, 0, 5));
-    PQclear(b);
-    if (!td || !sd) {
-      PQclear(PQexec(conn, "ROLLBACK"));
-      throw std::runtime_error("the ledger's delta units cannot be read");
-    }
-    account.total_delta_units = *td;
-    account.spent_delta_units = *sd;
-    if (seeded) {
-      PQclear(PQexec(conn, "ROLLBACK"));
-      outcome = Outcome::seeded;
-      throw std::runtime_error(
-          "refused: a privacy ledger is attached, and a known seed makes the noise predictable");
-    }
-    // Validated only with a ledger, as in SQLite (without one nothing is charged).
-    optdp::LedgerCharge c;
-    try {
-      c = optdp::ledger_charge(epsilon, delta, rho);
-    } catch (...) {
-      PQclear(PQexec(conn, "ROLLBACK"));
-      throw;
-    }
-    std::vector<optdp::zcdp::Entry> history;
-    if (optdp::ledger_needs_history(account)) {
-      PGresult* h = run("SELECT epsilon, delta, rho FROM optdp_charges ORDER BY id", 0, nullptr, PGRES_TUPLES_OK);
-      const int n = PQntuples(h);
-      try {
-        history.reserve(n);
-        // float8's text is its shortest exact form (extra_float_digits 1, the default)
-        for (int i = 0; i < n; ++i)
-          history.push_back(optdp::ledger_entry(std::strtod(PQgetvalue(h, i, 0), nullptr),
-                                                std::strtod(PQgetvalue(h, i, 1), nullptr),
-                                                std::strtod(PQgetvalue(h, i, 2), nullptr)));
-      } catch (...) {
-        PQclear(h);
-        PQclear(PQexec(conn, "ROLLBACK"));
-        throw;
+    try {  // any exception rolls the transaction back (and so releases the row lock)
+      optdp::LedgerAccount account;
+      if (!read_account(run("SELECT total_epsilon, total_delta, total_units, spent_units, total_delta_units::text, "
+                            "spent_delta_units::text FROM optdp_budget WHERE id = 1 FOR UPDATE",
+                            0, nullptr, PGRES_TUPLES_OK),
+                        account)) {
+        PQclear(run("COMMIT", 0, nullptr, PGRES_COMMAND_OK));
+        outcome = Outcome::no_ledger;
+        return;
       }
-      PQclear(h);
-    }
-    std::string why;
-    try {
-      why = optdp::ledger_refusal(account, history, c, "dp_ledger_attach(total_epsilon, total_delta)");
+      if (seeded) {
+        outcome = Outcome::seeded;
+        throw std::runtime_error("refused: a privacy ledger is attached, and a known seed makes the noise predictable");
+      }
+      // Validated only with a ledger, as in SQLite (without one nothing is charged).
+      const optdp::LedgerCharge c = optdp::ledger_charge(epsilon, delta, rho);
+      std::vector<optdp::zcdp::Entry> history;
+      if (optdp::ledger_needs_history(account))
+        read_history(run("SELECT epsilon, delta, rho FROM optdp_charges ORDER BY id", 0, nullptr, PGRES_TUPLES_OK),
+                     history);
+      const std::string why =
+          optdp::ledger_refusal(account, history, c, "dp_ledger_attach(total_epsilon, total_delta)");
+      if (!why.empty()) {
+        outcome = Outcome::refused;
+        throw std::runtime_error(why);
+      }
+      char units_s[32], eps_s[64], pid_s[16], delta_s[64], rho_s[64], delta_units_s[64];
+      snprintf(units_s, sizeof units_s, "%lld", static_cast<long long>(c.units));
+      snprintf(eps_s, sizeof eps_s, "%.17g", c.epsilon);
+      snprintf(pid_s, sizeof pid_s, "%d", MyProcPid);
+      snprintf(delta_s, sizeof delta_s, "%.17g", c.delta);
+      snprintf(rho_s, sizeof rho_s, "%.17g", c.rho);
+      snprintf(delta_units_s, sizeof delta_units_s, "%s", optdp::delta_units_text(c.delta_units).c_str());
+      const char* entry[] = {function, eps_s, units_s, delta_s, delta_units_s, rho_s, debug_query_string, pid_s};
+      PGresult* r = run("INSERT INTO optdp_charges(function, epsilon, units, delta, delta_units, rho, sql, pid) "
+                        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+                        8, entry, PGRES_TUPLES_OK);
+      id = int8_at(r, 0, 0);
+      PQclear(r);
+      const char* spend[] = {units_s, delta_units_s};
+      PQclear(run("UPDATE optdp_budget SET spent_units = spent_units + $1, "
+                  "spent_delta_units = spent_delta_units + $2::numeric WHERE id = 1",
+                  2, spend, PGRES_COMMAND_OK));
+      PQclear(run("COMMIT", 0, nullptr, PGRES_COMMAND_OK));  // durable before the value is released
     } catch (...) {
-      PQclear(PQexec(conn, "ROLLBACK"));
+      if (PQtransactionStatus(conn) != PQTRANS_IDLE) PQclear(PQexec(conn, "ROLLBACK"));
       throw;
     }
-    if (!why.empty()) {
-      PQclear(PQexec(conn, "ROLLBACK"));
-      outcome = Outcome::refused;
-      throw std::runtime_error(why);
-    }
-    char units_s[32], eps_s[64], pid_s[16], delta_s[64], rho_s[64], delta_units_s[64];
-    snprintf(units_s, sizeof units_s, "%lld", static_cast<long long>(c.units));
-    snprintf(eps_s, sizeof eps_s, "%.17g", c.epsilon);
-    snprintf(pid_s, sizeof pid_s, "%d", MyProcPid);
-    snprintf(delta_s, sizeof delta_s, "%.17g", c.delta);
-    snprintf(rho_s, sizeof rho_s, "%.17g", c.rho);
-    snprintf(delta_units_s, sizeof delta_units_s, "%s", optdp::delta_units_text(c.delta_units).c_str());
-    const char* entry[] = {function, eps_s, units_s, delta_s, delta_units_s, rho_s, debug_query_string, pid_s};
-    PGresult* r = run("INSERT INTO optdp_charges(function, epsilon, units, delta, delta_units, rho, sql, pid) "
-                      "VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
-                      8, entry, PGRES_TUPLES_OK);
-    id = std::strtoll(PQgetvalue(r, 0, 0), nullptr, 10);
-    PQclear(r);
-    const char* spend[] = {units_s, delta_units_s};
-    PQclear(run("UPDATE optdp_budget SET spent_units = spent_units + $1, "
-                "spent_delta_units = spent_delta_units + $2::numeric WHERE id = 1",
-                2, spend, PGRES_COMMAND_OK));
-    PQclear(run("COMMIT", 0, nullptr, PGRES_COMMAND_OK));  // durable before the value is released
   });
   if (f.failed && outcome == Outcome::unreachable)
     ereport(ERROR, (errcode(ERRCODE_CONNECTION_FAILURE), errmsg("%s", f.message)));

@@ -448,12 +448,13 @@ class SameDecisionsAsSQLite(unittest.TestCase):
         psql("TRUNCATE optdp_budget, optdp_charges", db="gsame")
 
     def compare_plans(self, lite, label):
-        got = [r[0] for r in psql(";".join(PLANS), db="gsame")]
+        # this session's floats in their shortest exact form, whatever the database's default
+        got = [r[0] for r in psql("SET extra_float_digits = 1;" + ";".join(PLANS), db="gsame")]
         for sql, g in zip(PLANS, got):
             w = lite.execute(sql).fetchone()[0]
             self.assertTrue(g == "" if w is None else float(g) == float(w),
                             "%s %s: %r on PostgreSQL, %r in SQLite" % (label, sql, g, w))
-        got = psql("SELECT * FROM dp_ledger_accounts()", db="gsame")
+        got = psql("SET extra_float_digits = 1; SELECT * FROM dp_ledger_accounts()", db="gsame")
         want = lite.execute("SELECT * FROM dp_ledger_accounts").fetchall()
         self.assertEqual(len(got), 2)
         for g, w in zip(got, want):
@@ -515,6 +516,22 @@ class SameDecisionsAsSQLite(unittest.TestCase):
             self.assertIsNotNone(want)
             self.assertEqual(SERVER.error_of(one, db="gsame"), want)
             self.assertEqual(psql("SELECT count(*) FROM dp_ledger_entries", db="gsame"), [[str(n)]])
+
+    def test_exact_values_whatever_extra_float_digits(self):
+        # the ledger's connection reads the history's doubles exactly, also where the
+        # database's default prints floats to 15 digits (rho 1/3000 needs 16)
+        psql("ALTER DATABASE gsame SET extra_float_digits = 0", db="gsame")
+        try:
+            psql("SELECT dp_ledger_attach(1, 1e-6)", db="gsame")
+            with tempfile.TemporaryDirectory() as d:
+                lite = lite_ledger(d, 1.0, 1e-6)
+                for _ in range(7):
+                    sql = "SELECT gaussian_count(%r) FROM t" % (0.001 / 3)
+                    self.assertIsNone(lite_error(lite, sql))
+                    psql(sql, db="gsame")
+                self.compare_plans(lite, "after 7 releases of rho 1/3000")
+        finally:
+            psql("ALTER DATABASE gsame RESET extra_float_digits", db="gsame")
 
     def test_planned_gaussian_releases_are_accepted_exactly(self):
         # SQLite's GaussianLedger.PlanningAgreesWithWhatTheLedgerThenAccepts: on a fresh
