@@ -1,0 +1,108 @@
+// The ledger's rule for one more charge (core/ledger_rule.hpp), which the
+// SQLite and PostgreSQL ledgers both apply: which histories fit, and the
+// refusals' words.
+#include "core/ledger_rule.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/accounting.hpp"
+#include "core/budget.hpp"
+
+using optdp::LedgerAccount;
+using optdp::zcdp::Entry;
+
+namespace {
+
+constexpr const char* kAttach = "dp_ledger_attach(total_epsilon, total_delta)";
+
+LedgerAccount fresh(double eps, double delta) {
+  LedgerAccount a;
+  a.total_epsilon = eps;
+  a.total_delta = delta;
+  a.total_units = optdp::total_units(eps);
+  a.total_delta_units = optdp::delta_total_units(delta);
+  return a;
+}
+
+// Charges c to (a, history) when the rule lets it; returns the refusal otherwise.
+std::string charge(LedgerAccount& a, std::vector<Entry>& history, const optdp::LedgerCharge& c) {
+  const std::string why = optdp::ledger_refusal(a, optdp::ledger_needs_history(a) ? history : std::vector<Entry>{},
+                                                c, kAttach);
+  if (!why.empty()) return why;
+  a.spent_units += c.units;
+  a.spent_delta_units += c.delta_units;
+  history.push_back(optdp::ledger_entry(c.epsilon, c.delta, c.rho));
+  return {};
+}
+
+}  // namespace
+
+TEST(LedgerRule, ChargesAndEntries) {
+  const auto g = optdp::ledger_charge(0, 0, 0.01);
+  EXPECT_EQ(g.units, 0);  // a Gaussian release spends no epsilon by basic composition
+  EXPECT_EQ(g.delta_units, 0u);
+  EXPECT_EQ(optdp::ledger_entry(0, 0, 0.01).kind, Entry::Kind::gaussian);
+  EXPECT_EQ(optdp::ledger_entry(0.5, 1e-6, 0).kind, Entry::Kind::approximate);
+  EXPECT_EQ(optdp::ledger_entry(0.5, 0, 0).kind, Entry::Kind::pure);
+  EXPECT_EQ(optdp::ledger_charge(0.5, 0, 0).units, 500000000000);
+  EXPECT_THROW(optdp::ledger_charge(0, 0, -1), std::invalid_argument);
+  EXPECT_THROW(optdp::ledger_charge(0, 0, NAN), std::invalid_argument);
+  EXPECT_THROW(optdp::ledger_charge(2e6, 0, 0), std::invalid_argument);
+  EXPECT_THROW(optdp::ledger_charge(1, 2, 0), std::invalid_argument);
+}
+
+TEST(LedgerRule, PureLedgerIsBasicCompositionInExactUnits) {
+  LedgerAccount a = fresh(1.0, 0);
+  std::vector<Entry> h;
+  // without a delta budget, no release with a rho or a delta
+  EXPECT_EQ(charge(a, h, optdp::ledger_charge(0, 0, 0.001)),
+            std::string("privacy budget exhausted: this ledger has no delta budget (give one as ") + kAttach +
+                "), and a Gaussian release needs one (this one costs rho 0.001)");
+  EXPECT_EQ(charge(a, h, optdp::ledger_charge(1e-3, 1e-9, 0)),
+            std::string("privacy budget exhausted: this ledger has no delta budget (give one as ") + kAttach +
+                "), and this release costs delta 1e-09");
+  // 0.125 is exact in units: eight fill the budget exactly (epsilon is checked first)
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(charge(a, h, optdp::ledger_charge(0.125, 0, 0)), "") << i;
+  EXPECT_EQ(charge(a, h, optdp::ledger_charge(0.125, 0, 0)),
+            "privacy budget exhausted: 1 of 1 spent, and this release costs 0.125");
+  EXPECT_EQ(charge(a, h, optdp::ledger_charge(1e-3, 1e-9, 0)),
+            "privacy budget exhausted: 1 of 1 spent, and this release costs 0.001");
+  EXPECT_EQ(h.size(), 8u);
+}
+
+TEST(LedgerRule, WithADeltaBudgetZcdpFitsPastBasicComposition) {
+  // eps 2^-7 each: 128 by basic composition, many more by zCDP; the rule stops
+  // exactly where the accountant does
+  LedgerAccount a = fresh(1.0, 1e-6);
+  std::vector<Entry> h;
+  const auto c = optdp::ledger_charge(0.0078125, 0, 0);
+  const auto n = optdp::zcdp::further_releases({}, Entry::pure(0.0078125), {1.0, 1e-6});
+  ASSERT_GT(n, 128u);
+  for (std::uint64_t i = 0; i < n; ++i) ASSERT_EQ(charge(a, h, c), "") << i;
+  const std::string why = charge(a, h, c);
+  EXPECT_EQ(why.rfind("privacy budget exhausted: ", 0), 0u) << why;
+  EXPECT_NE(why.find(" of 1 spent, and this release costs 0.0078125; nor does zCDP fit: rho "), std::string::npos)
+      << why;
+  EXPECT_EQ(h.size(), n);
+}
+
+TEST(LedgerRule, GaussianHistoriesNameBothAccountings) {
+  LedgerAccount a = fresh(1.0, 1e-6);
+  std::vector<Entry> h;
+  const double rho = optdp::zcdp::rho_for_epsilon_delta(1.0, 1e-6);
+  EXPECT_EQ(charge(a, h, optdp::ledger_charge(0, 0, rho)), "");  // fills the zCDP budget alone
+  const std::string why = charge(a, h, optdp::ledger_charge(0, 0, 1e-9));
+  EXPECT_EQ(why.rfind("privacy budget exhausted: with this release (rho 1e-09) basic composition gives (", 0), 0u)
+      << why;
+  EXPECT_NE(why.find("), over (1, 1e-06); nor does zCDP fit: rho "), std::string::npos) << why;
+  // a pure release after a Gaussian one is decided by the accountant too (no exact-units shortcut)
+  const std::string pure = charge(a, h, optdp::ledger_charge(1e-6, 0, 0));
+  EXPECT_EQ(pure.rfind("privacy budget exhausted: with this release (epsilon 1e-06) basic composition gives (", 0),
+            0u) << pure;
+  EXPECT_EQ(h.size(), 1u);
+}
