@@ -203,6 +203,8 @@ enum class Shipped : std::uint32_t {
   Select,
   Count,  // private_count_state (its bytes carry no kind: the tag does)
   Sum,    // staircase_sum_state, laplace_sum_state
+  GaussianCount,
+  GaussianSum,
 };
 
 // The aggregate that makes a state of that kind, for messages ("private_avg_state").
@@ -217,6 +219,8 @@ inline const char* shipped_by(Shipped k) {
     case Shipped::Select: return "private_select_state";
     case Shipped::Count: return "private_count_state";
     case Shipped::Sum: return "staircase_sum_state or laplace_sum_state";
+    case Shipped::GaussianCount: return "gaussian_count_state";
+    case Shipped::GaussianSum: return "gaussian_sum_state";
   }
   return nullptr;
 }

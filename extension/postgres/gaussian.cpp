@@ -49,28 +49,37 @@ namespace {
 
 // ---- states ----------------------------------------------------------------------
 
-// A shipped state (gaussian_*_state) carries its parameters and this mark, so
-// that a merge refuses a state of other parameters or of another aggregate
-// (a private_count or staircase_sum state of the same size).
-constexpr std::int64_t kShippedCount = 0x4f5054445047430aLL;  // "OPTDPGC\n"
-constexpr std::int64_t kShippedSum = 0x4f5054445047530aLL;    // "OPTDPGS\n"
+// The exact aggregates. A shipped state (gaussian_*_state) begins with its
+// kind and carries the call's parameters (aggregate.hpp, "shipped states"),
+// so that a merge refuses another aggregate's state or one of other
+// parameters.
 
 struct GaussianCountState {
   std::int64_t rows;
-  double rho;
-  std::int64_t shipped;
 };
 
 struct GaussianSumState {
   unsigned char sum_bytes[16];  // __int128, the sum of grid integers
-  double rho, lower, upper;
-  std::int64_t shipped;
   __int128 sum() const {
     __int128 v;
     std::memcpy(&v, sum_bytes, sizeof v);
     return v;
   }
   void set_sum(__int128 v) { std::memcpy(sum_bytes, &v, sizeof v); }
+};
+
+struct GaussianCountShipped {
+  Shipped kind;
+  std::uint32_t pad;
+  double rho;
+  GaussianCountState state;
+};
+
+struct GaussianSumShipped {
+  Shipped kind;
+  std::uint32_t pad;
+  double rho, lower, upper;
+  GaussianSumState state;
 };
 
 // rho in [2^-30, 2^20]: the noise's sigma^2 then stays within the sampler's
@@ -146,16 +155,6 @@ const SumParams& sum_params(FunctionCallInfo fcinfo, const char* function) {
   return *cache;
 }
 
-// Refuses a merge's state: the message is built inside run_cpp, so that no
-// C++ object is alive when the error is raised.
-template <class Why>
-[[noreturn]] void refuse_merge_state(const char* function, Why why) {
-  Failure f;
-  run_cpp(f, function, [&] { throw std::invalid_argument(why()); });
-  raise(f);
-  pg_unreachable();
-}
-
 }  // namespace
 
 extern "C" {
@@ -206,19 +205,15 @@ Datum optdp_gaussian_count_merge_trans(PG_FUNCTION_ARGS) {
   const char* fn = "gaussian_count_merge";
   bytea* st = state_arg<GaussianCountState>(fcinfo, fn, "gaussian_count");
   const double rho = count_rho(fcinfo, fn);
-  if (PG_ARGISNULL(1))
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("%s: state must be a gaussian_count state, but is NULL", fn)));
-  const GaussianCountState in = load<GaussianCountState>(PG_GETARG_BYTEA_PP(1), fn, "gaussian_count");
-  if (in.shipped != kShippedCount)
-    refuse_merge_state(fn, [] { return std::string("state must be a state of gaussian_count_state, but is another bytea of "
-                                             "its size"); });
+  const char* want = shipped_by(Shipped::GaussianCount);
+  const GaussianCountShipped in =
+      load<GaussianCountShipped>(shipped_arg(fcinfo, 1, fn, Shipped::GaussianCount), fn, want);
   if (in.rho != rho)
-    refuse_merge_state(fn, [&] {
+    refuse_state(fn, [&] {
       return "state was computed with rho " + describe_number(in.rho) + ", but rho is " + describe_number(rho);
     });
   GaussianCountState s = load<GaussianCountState>(st, fn, "gaussian_count");
-  s.rows += in.rows;
+  s.rows += in.state.rows;
   store(st, s);
   PG_RETURN_BYTEA_P(st);
 }
@@ -246,12 +241,11 @@ Datum optdp_gaussian_count_final(PG_FUNCTION_ARGS) {
 // gaussian_count_state: the exact state, with rho, for shipping to a coordinator.
 Datum optdp_gaussian_count_state_final(PG_FUNCTION_ARGS) {
   const char* fn = agg_name(fcinfo, "gaussian_count_state");
-  const double rho = count_rho(fcinfo, fn);
-  GaussianCountState s =
-      PG_ARGISNULL(0) ? GaussianCountState{} : load<GaussianCountState>(PG_GETARG_BYTEA_PP(0), fn, "gaussian_count");
-  s.rho = rho;
-  s.shipped = kShippedCount;
-  PG_RETURN_BYTEA_P(new_state(s));
+  GaussianCountShipped out{};
+  out.kind = Shipped::GaussianCount;
+  out.rho = count_rho(fcinfo, fn);
+  if (!PG_ARGISNULL(0)) out.state = load<GaussianCountState>(PG_GETARG_BYTEA_PP(0), fn, "gaussian_count");
+  PG_RETURN_BYTEA_P(new_state(out));
 }
 
 // optdp_gaussian_sum_trans(state, x, rho, lower, upper): adds x, clamped and
@@ -292,21 +286,15 @@ Datum optdp_gaussian_sum_merge_trans(PG_FUNCTION_ARGS) {
   const char* fn = "gaussian_sum_merge";
   bytea* st = state_arg<GaussianSumState>(fcinfo, fn, "gaussian_sum");
   const SumParams& p = sum_params(fcinfo, fn);
-  if (PG_ARGISNULL(1))
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("%s: state must be a gaussian_sum state, but is NULL", fn)));
-  const GaussianSumState in = load<GaussianSumState>(PG_GETARG_BYTEA_PP(1), fn, "gaussian_sum");
-  if (in.shipped != kShippedSum)
-    refuse_merge_state(fn, [] { return std::string("state must be a state of gaussian_sum_state, but is another bytea of "
-                                             "its size"); });
+  const char* want = shipped_by(Shipped::GaussianSum);
+  const GaussianSumShipped in = load<GaussianSumShipped>(shipped_arg(fcinfo, 1, fn, Shipped::GaussianSum), fn, want);
   if (in.rho != p.rho || in.lower != p.lower || in.upper != p.upper)
-    refuse_merge_state(fn, [&] {
-      return "state was computed with (rho, lower, upper) = (" + describe_number(in.rho) + ", " +
-             describe_number(in.lower) + ", " + describe_number(in.upper) + "), but they are (" +
-             describe_number(p.rho) + ", " + describe_number(p.lower) + ", " + describe_number(p.upper) + ")";
+    refuse_state(fn, [&] {
+      return "state was computed with (rho, lower, upper) = " + describe_numbers({in.rho, in.lower, in.upper}) +
+             ", but they are " + describe_numbers({p.rho, p.lower, p.upper});
     });
   GaussianSumState s = load<GaussianSumState>(st, fn, "gaussian_sum");
-  s.set_sum(s.sum() + in.sum());
+  s.set_sum(s.sum() + in.state.sum());
   store(st, s);
   PG_RETURN_BYTEA_P(st);
 }
@@ -335,13 +323,13 @@ Datum optdp_gaussian_sum_final(PG_FUNCTION_ARGS) {
 Datum optdp_gaussian_sum_state_final(PG_FUNCTION_ARGS) {
   const char* fn = agg_name(fcinfo, "gaussian_sum_state");
   const SumParams& p = sum_params(fcinfo, fn);
-  GaussianSumState s =
-      PG_ARGISNULL(0) ? GaussianSumState{} : load<GaussianSumState>(PG_GETARG_BYTEA_PP(0), fn, "gaussian_sum");
-  s.rho = p.rho;
-  s.lower = p.lower;
-  s.upper = p.upper;
-  s.shipped = kShippedSum;
-  PG_RETURN_BYTEA_P(new_state(s));
+  GaussianSumShipped out{};
+  out.kind = Shipped::GaussianSum;
+  out.rho = p.rho;
+  out.lower = p.lower;
+  out.upper = p.upper;
+  if (!PG_ARGISNULL(0)) out.state = load<GaussianSumState>(PG_GETARG_BYTEA_PP(0), fn, "gaussian_sum");
+  PG_RETURN_BYTEA_P(new_state(out));
 }
 
 }  // extern "C"

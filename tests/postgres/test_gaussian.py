@@ -225,7 +225,7 @@ class Messages(unittest.TestCase):
     def test_support_functions_only_through_optdp_aggregates(self):
         psql("DROP AGGREGATE IF EXISTS my_gauss(float8); CREATE AGGREGATE my_gauss(float8) "
              "(SFUNC = optdp_gaussian_count_trans, STYPE = bytea, INITCOND = '\\x%s', "
-             "FINALFUNC = optdp_gaussian_count_final)" % ("0" * 48))
+             "FINALFUNC = optdp_gaussian_count_final)" % ("0" * 16))
         self.assertEqual(SERVER.error_of("SELECT my_gauss(0.5) FROM t"),
                          "optdp: its support functions work only in its own aggregates, whose calls hold the "
                          "parameters, not in my_gauss")
@@ -267,13 +267,19 @@ class States(unittest.TestCase):
              "WHERE g < 0) a",
              "gaussian_sum_merge: state was computed with (rho, lower, upper) = (0.5, 0, 20), but they are "
              "(0.5, 0, 10)"),
-            # states of another aggregate, of the same size
+            # states of other aggregates
             ("SELECT gaussian_sum_merge(s, 0.5, 0, 10) FROM (SELECT staircase_sum_state(x, 0.5, 0, 10) s FROM t) a",
-             "gaussian_sum_merge: state must be a state of gaussian_sum_state, but is another bytea of its size"),
+             "gaussian_sum_merge: state must be a gaussian_sum_state state, but is another bytea"),
             ("SELECT gaussian_count_merge(s, 0.5) FROM (SELECT private_count_state(0.5) s FROM t) a",
-             "gaussian_count_merge: state must be a gaussian_count state (24 bytes), but is a bytea of 16 bytes"),
+             "gaussian_count_merge: state must be a gaussian_count_state state, but is another bytea"),
+            ("SELECT gaussian_count_merge(s, 0.5) FROM (SELECT private_avg_state(x, 0.5, 0, 10) s FROM t) a",
+             "gaussian_count_merge: state was computed by private_avg_state, but gaussian_count_merge merges the "
+             "states of gaussian_count_state"),
+            ("SELECT gaussian_sum_merge(s, 0.5, 0, 10) FROM (SELECT gaussian_count_state(0.5) s FROM t) a",
+             "gaussian_sum_merge: state was computed by gaussian_count_state, but gaussian_sum_merge merges the "
+             "states of gaussian_sum_state"),
             ("SELECT gaussian_count_merge(NULL::bytea, 0.5) FROM t",
-             "gaussian_count_merge: state must be a gaussian_count state, but is NULL"),
+             "gaussian_count_merge: state must be a gaussian_count_state state, but is NULL"),
             ("SELECT gaussian_count_merge(s, x) FROM (SELECT gaussian_count_state(0.5) s, 0.5::float8 x FROM t) a",
              "gaussian_count_merge: rho " + NOT_LITERAL),
         ]

@@ -3,7 +3,7 @@
 -- gaussian.cpp, docs/accounting.md, docs/scale.md, sql/reference.md).
 
 -- ---- gaussian_count(rho), gaussian_count(x, rho) ------------------------------
--- The state: the row count, and (shipped states only) rho and a mark.
+-- The state: the row count (a shipped state: its kind, rho and the count).
 CREATE FUNCTION optdp_gaussian_count_trans(bytea, float8) RETURNS bytea
   AS 'MODULE_PATHNAME', 'optdp_gaussian_count_trans' LANGUAGE C PARALLEL SAFE;
 CREATE FUNCTION optdp_gaussian_count_trans(bytea, anyelement, float8) RETURNS bytea
@@ -19,32 +19,32 @@ CREATE FUNCTION optdp_gaussian_count_state_final(bytea) RETURNS bytea
 
 -- gaussian_count(rho): the number of rows + N_Z(0, 1 / (2 rho))
 CREATE AGGREGATE gaussian_count(rho float8) (
-  SFUNC = optdp_gaussian_count_trans, STYPE = bytea, INITCOND = '\x000000000000000000000000000000000000000000000000',
+  SFUNC = optdp_gaussian_count_trans, STYPE = bytea, INITCOND = '\x0000000000000000',
   COMBINEFUNC = optdp_gaussian_count_combine,
   FINALFUNC = optdp_gaussian_count_final, PARALLEL = SAFE);
 -- gaussian_count(x, rho): the number of rows with x not NULL + noise
 CREATE AGGREGATE gaussian_count(x anyelement, rho float8) (
-  SFUNC = optdp_gaussian_count_trans, STYPE = bytea, INITCOND = '\x000000000000000000000000000000000000000000000000',
+  SFUNC = optdp_gaussian_count_trans, STYPE = bytea, INITCOND = '\x0000000000000000',
   COMBINEFUNC = optdp_gaussian_count_combine,
   FINALFUNC = optdp_gaussian_count_final, PARALLEL = SAFE);
 -- the exact partial states, for a coordinator (docs/scale.md)
 CREATE AGGREGATE gaussian_count_state(rho float8) (
-  SFUNC = optdp_gaussian_count_trans, STYPE = bytea, INITCOND = '\x000000000000000000000000000000000000000000000000',
+  SFUNC = optdp_gaussian_count_trans, STYPE = bytea, INITCOND = '\x0000000000000000',
   COMBINEFUNC = optdp_gaussian_count_combine,
   FINALFUNC = optdp_gaussian_count_state_final, PARALLEL = SAFE);
 CREATE AGGREGATE gaussian_count_state(x anyelement, rho float8) (
-  SFUNC = optdp_gaussian_count_trans, STYPE = bytea, INITCOND = '\x000000000000000000000000000000000000000000000000',
+  SFUNC = optdp_gaussian_count_trans, STYPE = bytea, INITCOND = '\x0000000000000000',
   COMBINEFUNC = optdp_gaussian_count_combine,
   FINALFUNC = optdp_gaussian_count_state_final, PARALLEL = SAFE);
 -- merges shipped gaussian_count states and releases once
 CREATE AGGREGATE gaussian_count_merge(state bytea, rho float8) (
-  SFUNC = optdp_gaussian_count_merge_trans, STYPE = bytea, INITCOND = '\x000000000000000000000000000000000000000000000000',
+  SFUNC = optdp_gaussian_count_merge_trans, STYPE = bytea, INITCOND = '\x0000000000000000',
   COMBINEFUNC = optdp_gaussian_count_combine,
   FINALFUNC = optdp_gaussian_count_final, PARALLEL = SAFE);
 
 -- ---- gaussian_sum(x, rho, lower, upper) -----------------------------------------
--- The state: the exact sum of grid integers (128 bits), and (shipped states
--- only) rho, lower, upper and a mark.
+-- The state: the exact sum of grid integers (128 bits) (a shipped state: its
+-- kind, rho, lower, upper and the sum).
 CREATE FUNCTION optdp_gaussian_sum_trans(bytea, float8, float8, float8, float8) RETURNS bytea
   AS 'MODULE_PATHNAME', 'optdp_gaussian_sum_trans' LANGUAGE C PARALLEL SAFE;
 CREATE FUNCTION optdp_gaussian_sum_combine(bytea, bytea) RETURNS bytea
@@ -57,15 +57,15 @@ CREATE FUNCTION optdp_gaussian_sum_state_final(bytea) RETURNS bytea
   AS 'MODULE_PATHNAME', 'optdp_gaussian_sum_state_final' LANGUAGE C PARALLEL SAFE;
 
 CREATE AGGREGATE gaussian_sum(x float8, rho float8, lower float8, upper float8) (
-  SFUNC = optdp_gaussian_sum_trans, STYPE = bytea, INITCOND = '\x000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
+  SFUNC = optdp_gaussian_sum_trans, STYPE = bytea, INITCOND = '\x00000000000000000000000000000000',
   COMBINEFUNC = optdp_gaussian_sum_combine,
   FINALFUNC = optdp_gaussian_sum_final, PARALLEL = SAFE);
 CREATE AGGREGATE gaussian_sum_state(x float8, rho float8, lower float8, upper float8) (
-  SFUNC = optdp_gaussian_sum_trans, STYPE = bytea, INITCOND = '\x000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
+  SFUNC = optdp_gaussian_sum_trans, STYPE = bytea, INITCOND = '\x00000000000000000000000000000000',
   COMBINEFUNC = optdp_gaussian_sum_combine,
   FINALFUNC = optdp_gaussian_sum_state_final, PARALLEL = SAFE);
 CREATE AGGREGATE gaussian_sum_merge(state bytea, rho float8, lower float8, upper float8) (
-  SFUNC = optdp_gaussian_sum_merge_trans, STYPE = bytea, INITCOND = '\x000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
+  SFUNC = optdp_gaussian_sum_merge_trans, STYPE = bytea, INITCOND = '\x00000000000000000000000000000000',
   COMBINEFUNC = optdp_gaussian_sum_combine,
   FINALFUNC = optdp_gaussian_sum_final, PARALLEL = SAFE);
 
