@@ -1092,7 +1092,9 @@ def scalar_min_max(code):
 
 def to_postgres(sql):
     """A reference example in PostgreSQL's words: list arguments as arrays,
-    printf('%.4f', x) as round(x, 4), scalar max/min as greatest/least, an
+    printf('%.4f', x) as round(x, 4), round(f(...), n) of a REAL as the same
+    round of its numeric (PostgreSQL has no round(float8, int)), scalar
+    max/min as greatest/least, an
     alias for a subquery in FROM, a ledger attached without SQLite's file
     (path and durability dropped: the ledger is the database's own tables);
     None when it uses a function PostgreSQL does not have."""
@@ -1103,6 +1105,7 @@ def to_postgres(sql):
     code = scalar_min_max(code)
     code = re.sub(r"(\bFROM\s*\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\))(\s*;)", r"\1 AS q\2", code)
     code = re.sub(r"printf\('%\.(\d)f', (\w+)\)", r"round(\2::numeric, \1)", code)
+    code = re.sub(r"\bround\((\w+\([^()]*\)), (\d+)\)", r"round((\1)::numeric, \2)", code)
     code = re.sub(r"(selection_probabilities|dp_derivable)\('(\[[^']*\])'",
                   lambda m: "%s(%s" % (m.group(1), array_literal(json.loads(m.group(2)))), code)
     code = re.sub(r"dp_ledger_attach\('[^']*', ([^,()]+)(, [^,()]+)?(, '[a-z]+')?\)",
