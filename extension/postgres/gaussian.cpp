@@ -50,9 +50,9 @@ namespace {
 // ---- states ----------------------------------------------------------------------
 
 // The exact aggregates. A shipped state (gaussian_*_state) begins with its
-// kind and carries the call's parameters (aggregate.hpp, "shipped states"),
-// so that a merge refuses another aggregate's state or one of other
-// parameters.
+// kind, carries the call's parameters and is sealed with the cluster's state
+// key (aggregate.hpp, "shipped states"; states.cpp), so that a merge refuses
+// a forged state, another aggregate's, or one of other parameters.
 
 struct GaussianCountState {
   std::int64_t rows;
@@ -245,7 +245,7 @@ Datum optdp_gaussian_count_state_final(PG_FUNCTION_ARGS) {
   out.kind = Shipped::GaussianCount;
   out.rho = count_rho(fcinfo, fn);
   if (!PG_ARGISNULL(0)) out.state = load<GaussianCountState>(PG_GETARG_BYTEA_PP(0), fn, "gaussian_count");
-  PG_RETURN_BYTEA_P(new_state(out));
+  PG_RETURN_BYTEA_P(seal_state(fn, Shipped::GaussianCount, new_state(out)));
 }
 
 // optdp_gaussian_sum_trans(state, x, rho, lower, upper): adds x, clamped and
@@ -329,7 +329,7 @@ Datum optdp_gaussian_sum_state_final(PG_FUNCTION_ARGS) {
   out.lower = p.lower;
   out.upper = p.upper;
   if (!PG_ARGISNULL(0)) out.state = load<GaussianSumState>(PG_GETARG_BYTEA_PP(0), fn, "gaussian_sum");
-  PG_RETURN_BYTEA_P(new_state(out));
+  PG_RETURN_BYTEA_P(seal_state(fn, Shipped::GaussianSum, new_state(out)));
 }
 
 }  // extern "C"

@@ -27,7 +27,7 @@ import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pgserver import Server, SqlError  # noqa: E402
-from test_postgres import PARALLEL, SERIAL, P_MIN, chi_square_p  # noqa: E402
+from test_postgres import PARALLEL, SERIAL, P_MIN, chi_square_p, keyed  # noqa: E402
 from test_functions import pg_not_literal  # noqa: E402
 
 MODULE_DIR = TOOL = SQLITE_MODULE = None
@@ -76,7 +76,7 @@ def histogram(values):
 
 def setUpModule():
     global SERVER
-    SERVER = Server(MODULE_DIR)
+    SERVER = Server(MODULE_DIR, keyed())  # optdp preloaded with a state key: shipped states are sealed
     SERVER.__enter__()
     psql("CREATE EXTENSION optdp; CREATE TABLE t AS %s; ANALYZE t" % TABLE)
 
@@ -231,6 +231,10 @@ class Messages(unittest.TestCase):
                          "parameters, not in my_gauss")
 
 
+FORGED = ("state is not a state this cluster shipped (its authentication tag does not verify; shards and "
+          "coordinator must share optdp.state_key)")
+
+
 class States(unittest.TestCase):
     """Partial states for shards: the halves of t (g even, g odd) stand for two
     servers' states (test_postgres.py's Shards ships them through dblink)."""
@@ -267,17 +271,18 @@ class States(unittest.TestCase):
              "WHERE g < 0) a",
              "gaussian_sum_merge: state was computed with (rho, lower, upper) = (0.5, 0, 20), but they are "
              "(0.5, 0, 10)"),
-            # states of other aggregates
+            # another aggregate's state, or one made by hand: its authentication tag does not verify
             ("SELECT gaussian_sum_merge(s, 0.5, 0, 10) FROM (SELECT staircase_sum_state(x, 0.5, 0, 10) s FROM t) a",
-             "gaussian_sum_merge: state must be a gaussian_sum_state state, but is another bytea"),
+             "gaussian_sum_merge: " + FORGED),
             ("SELECT gaussian_count_merge(s, 0.5) FROM (SELECT private_count_state(0.5) s FROM t) a",
-             "gaussian_count_merge: state must be a gaussian_count_state state, but is another bytea"),
+             "gaussian_count_merge: " + FORGED),
             ("SELECT gaussian_count_merge(s, 0.5) FROM (SELECT private_avg_state(x, 0.5, 0, 10) s FROM t) a",
-             "gaussian_count_merge: state was computed by private_avg_state, but gaussian_count_merge merges the "
-             "states of gaussian_count_state"),
+             "gaussian_count_merge: " + FORGED),
             ("SELECT gaussian_sum_merge(s, 0.5, 0, 10) FROM (SELECT gaussian_count_state(0.5) s FROM t) a",
-             "gaussian_sum_merge: state was computed by gaussian_count_state, but gaussian_sum_merge merges the "
-             "states of gaussian_sum_state"),
+             "gaussian_sum_merge: " + FORGED),
+            # the kind, rho 0.5 and a count of 10^6, and a tag of zeros
+            ("SELECT gaussian_count_merge(s, 0.5) FROM (SELECT '\\x0a00646f00000000000000000000e03f40420f0000000000'"
+             "::bytea || '\\x%s'::bytea AS s) a" % ("00" * 32), "gaussian_count_merge: " + FORGED),
             ("SELECT gaussian_count_merge(NULL::bytea, 0.5) FROM t",
              "gaussian_count_merge: state must be a gaussian_count_state state, but is NULL"),
             ("SELECT gaussian_count_merge(s, x) FROM (SELECT gaussian_count_state(0.5) s, 0.5::float8 x FROM t) a",
