@@ -185,6 +185,41 @@ bytea* state_arg(FunctionCallInfo fcinfo, const char* function, const char* what
 // built from INITCOND or returned by the previous call, never toasted.
 inline bytea* own_state(FunctionCallInfo fcinfo) { return reinterpret_cast<bytea*>(DatumGetPointer(PG_GETARG_DATUM(0))); }
 
+// A row count's transition and combine, shared by the counts (private_count,
+// gaussian_count): State has an int64 `rows`; Cache (the function instance's
+// fn_extra) has `ready`, set by read(fcinfo, name), which reads and checks the
+// call's parameters on the first call. (state, param) counts every row;
+// (state, x, param) the rows whose x is not NULL.
+template <class State, class Cache, class Read>
+Datum count_rows_trans(FunctionCallInfo fcinfo, const char* name, Read read) {
+  auto* cache = static_cast<Cache*>(fcinfo->flinfo->fn_extra);
+  bytea* st;
+  if (!(cache && cache->ready) || PG_ARGISNULL(0)) [[unlikely]] {
+    st = state_arg<State>(fcinfo, name, name);
+    read(fcinfo, agg_name(fcinfo, name));
+  } else {
+    st = own_state(fcinfo);
+  }
+  if (PG_NARGS() == 2 || !PG_ARGISNULL(1)) {
+    State s;
+    std::memcpy(&s, VARDATA_ANY(st), sizeof s);
+    ++s.rows;
+    store(st, s);
+  }
+  PG_RETURN_BYTEA_P(st);
+}
+
+template <class State>
+Datum count_rows_combine(FunctionCallInfo fcinfo, const char* name) {
+  bytea* st = state_arg<State>(fcinfo, name, name);
+  if (PG_ARGISNULL(1)) PG_RETURN_BYTEA_P(st);
+  State a = load<State>(st, name, name);
+  const State b = load<State>(PG_GETARG_BYTEA_PP(1), name, name);
+  a.rows += b.rows;
+  store(st, a);
+  PG_RETURN_BYTEA_P(st);
+}
+
 // ---- shipped states (the *_state aggregates, merged by the *_merge ones) -------
 //
 // A shipped state's tag covers the kind of the aggregate that made it (so

@@ -173,31 +173,11 @@ OPTDP_PG_FUNCTION(optdp_gaussian_sum_state_final);
 // optdp_gaussian_count_trans(state, rho) counts every row; (state, x, rho)
 // the rows with x not NULL.
 Datum optdp_gaussian_count_trans(PG_FUNCTION_ARGS) {
-  auto* cache = static_cast<CountParams*>(fcinfo->flinfo->fn_extra);
-  bytea* st;
-  if (!(cache && cache->ready) || PG_ARGISNULL(0)) [[unlikely]] {
-    st = state_arg<GaussianCountState>(fcinfo, "gaussian_count", "gaussian_count");
-    count_rho(fcinfo, agg_name(fcinfo, "gaussian_count"));
-  } else {
-    st = own_state(fcinfo);
-  }
-  if (PG_NARGS() == 2 || !PG_ARGISNULL(1)) {
-    GaussianCountState s;
-    std::memcpy(&s, VARDATA_ANY(st), sizeof s);
-    ++s.rows;
-    store(st, s);
-  }
-  PG_RETURN_BYTEA_P(st);
+  return count_rows_trans<GaussianCountState, CountParams>(fcinfo, "gaussian_count", count_rho);
 }
 
 Datum optdp_gaussian_count_combine(PG_FUNCTION_ARGS) {
-  bytea* st = state_arg<GaussianCountState>(fcinfo, "gaussian_count", "gaussian_count");
-  if (PG_ARGISNULL(1)) PG_RETURN_BYTEA_P(st);
-  GaussianCountState a = load<GaussianCountState>(st, "gaussian_count", "gaussian_count");
-  const GaussianCountState b = load<GaussianCountState>(PG_GETARG_BYTEA_PP(1), "gaussian_count", "gaussian_count");
-  a.rows += b.rows;
-  store(st, a);
-  PG_RETURN_BYTEA_P(st);
+  return count_rows_combine<GaussianCountState>(fcinfo, "gaussian_count");
 }
 
 // gaussian_count_merge(state, rho): adds shipped states made with the same rho.

@@ -312,32 +312,10 @@ OPTDP_PG_FUNCTION(optdp_version);
 // optdp_count_trans(state, alpha) counts every row; (state, x, alpha) the
 // rows with x not NULL. Parameters come from the call, not the row.
 Datum optdp_count_trans(PG_FUNCTION_ARGS) {
-  auto* cache = static_cast<CountCache*>(fcinfo->flinfo->fn_extra);
-  bytea* st;
-  if (!(cache && cache->ready) || PG_ARGISNULL(0)) [[unlikely]] {
-    st = state_arg<CountState>(fcinfo, "private_count", "private_count");
-    count_alpha(fcinfo, agg_name(fcinfo, "private_count"));
-  } else {
-    st = own_state(fcinfo);
-  }
-  if (PG_NARGS() == 2 || !PG_ARGISNULL(1)) {
-    CountState s;
-    std::memcpy(&s, VARDATA_ANY(st), sizeof s);
-    ++s.rows;
-    store(st, s);
-  }
-  PG_RETURN_BYTEA_P(st);
+  return count_rows_trans<CountState, CountCache>(fcinfo, "private_count", count_alpha);
 }
 
-Datum optdp_count_combine(PG_FUNCTION_ARGS) {
-  bytea* st = state_arg<CountState>(fcinfo, "private_count", "private_count");
-  if (PG_ARGISNULL(1)) PG_RETURN_BYTEA_P(st);
-  CountState a = load<CountState>(st, "private_count", "private_count");
-  const CountState b = load<CountState>(PG_GETARG_BYTEA_PP(1), "private_count", "private_count");
-  a.rows += b.rows;
-  store(st, a);
-  PG_RETURN_BYTEA_P(st);
-}
+Datum optdp_count_combine(PG_FUNCTION_ARGS) { return count_rows_combine<CountState>(fcinfo, "private_count"); }
 
 // private_count_merge(state, alpha): adds shipped states made with the same alpha.
 Datum optdp_count_merge_trans(PG_FUNCTION_ARGS) {
