@@ -27,9 +27,9 @@ const sqlite3_api_routines* optdp::sql::linked_routines() noexcept {
   // connection it opens, and there is no other way to ask for it: capture
   // registers as one for the time of opening and closing a connection to a
   // private in-memory database, which prepares and runs no SQL (the program's
-  // own automatic extensions run on it, as on any connection it opens). Two
-  // threads here at once both see the table: the first of them to open a
-  // connection does so before either cancels capture.
+  // own automatic extensions run on it, as on any connection it opens). With
+  // two threads here at once, the first connection opened (before either
+  // cancels capture) gives the table to both.
   const auto entry = reinterpret_cast<void (*)(void)>(capture);
   if (sqlite3_auto_extension(entry) != SQLITE_OK) return nullptr;
   sqlite3* db = nullptr;
@@ -42,8 +42,7 @@ const sqlite3_api_routines* optdp::sql::linked_routines() noexcept {
 extern "C" __attribute__((visibility("default"))) int sqlite3_optdp_init(sqlite3* db, char** pzErrMsg,
                                                                         const sqlite3_api_routines* pApi) {
   // sqlite3_auto_extension passes the table; sqlite3_optdp_init(db, &err, NULL) does not.
-  if (pApi) capture(db, pzErrMsg, pApi);
-  else pApi = optdp::sql::linked_routines();
+  if (!pApi) pApi = optdp::sql::linked_routines();
   if (!pApi) {
     if (pzErrMsg)
       *pzErrMsg = sqlite3_mprintf("optdp: this SQLite gives extensions no routine table "
