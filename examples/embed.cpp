@@ -1,7 +1,7 @@
 // Embedding optdp in a C++ program, without load_extension.
 //
 // The program links SQLite and the static library optdp_static (the same SQL
-// bindings as build/optdp.so, compiled with SQLITE_CORE), and registers the
+// bindings as build/optdp.so, with its own entry point), and registers the
 // extension with sqlite3_auto_extension: from then on every connection the
 // program opens has optdp's functions, as if it had run `.load optdp`.
 //

@@ -162,6 +162,8 @@ extern "C" __attribute__((visibility("default"))) int optdp_analyst_mode(
     int (*app_authorizer)(void*, int, const char*, const char*, const char*, const char*), void* app_data,
     char** pzErrMsg) {
   using namespace optdp::sql;
+  // Before optdp's first registration there is no routine table to call SQLite with (api.hpp).
+  if (!optdp_sqlite3_api) return SQLITE_MISUSE;
   Connection* conn = nullptr;
   try {
     conn = Connection::for_db(db);
@@ -179,6 +181,7 @@ extern "C" __attribute__((visibility("default"))) int optdp_analyst_mode(
 
 extern "C" __attribute__((visibility("default"))) const char* optdp_analyst_refusal(sqlite3* db) {
   using namespace optdp::sql;
+  if (!optdp_sqlite3_api) return nullptr;  // optdp never registered: no refusal, and no routine table
   Connection* conn = Connection::for_db(db);
   const char* r = conn->has_analyst_mode() && !conn->analyst_mode().last_refusal.empty()
                       ? conn->analyst_mode().last_refusal.c_str()

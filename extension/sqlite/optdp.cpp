@@ -9,9 +9,10 @@
 **     FROM wards k LEFT JOIN patients p ON p.ward = k.ward GROUP BY k.ward;
 **   SELECT dp_seed(42);                                          -- reproducible noise (tests only)
 **
-** This file holds the entry point and the one table of every SQL function the
-** extension registers; each function lives in its own file (count.cpp,
-** scalars.cpp, ...). The reference is sql/reference.md.
+** This file holds the registration behind the entry points (entry/module.cpp,
+** entry/static.cpp) and the one table of every SQL function the extension
+** registers; each function lives in its own file (count.cpp, scalars.cpp,
+** ...). The reference is sql/reference.md.
 */
 #include <array>
 #include <cctype>
@@ -21,14 +22,15 @@
 #include <vector>
 
 #include "core/levels.hpp"
-#include "optdp/optdp.h"  // the entry point's public declaration: checked against its definition here
 #include "sqlite/analyst.hpp"
 #include "sqlite/api.hpp"
 #include "sqlite/connection.hpp"
+#include "sqlite/entry.hpp"
 #include "sqlite/functions.hpp"
 #include "sqlite/params.hpp"
 #include "sqlite/vtab.hpp"
 
+// The routine table every sqlite3_* call of the bindings goes through (api.hpp).
 SQLITE_EXTENSION_INIT1
 
 namespace optdp::sql {
@@ -207,11 +209,27 @@ std::span<const ReleaseForm> release_forms() {
 
 }  // namespace optdp::sql
 
-extern "C" __attribute__((visibility("default"))) int sqlite3_optdp_init(sqlite3* db, char** pzErrMsg,
-                                                                        const sqlite3_api_routines* pApi) {
-  SQLITE_EXTENSION_INIT2(pApi);
+bool optdp::sql::use_routines(const sqlite3_api_routines* api) noexcept {
+  if (!api) return false;
+  // Written once, inside the (thread-safe) initialisation of a function-local
+  // static, and never again: the registrations that follow, one per
+  // connection and possibly in several threads at once, only read it.
+  static const sqlite3_api_routines* const first = [api] {
+    SQLITE_EXTENSION_INIT2(api)
+    return api;
+  }();
+  return api == first;
+}
+
+int optdp::sql::register_optdp(sqlite3* db, char** pzErrMsg, const sqlite3_api_routines* api) noexcept {
+  if (!api) return SQLITE_MISUSE;
+  if (!use_routines(api)) {
+    // Written with the caller's own table, so that its sqlite3_free frees it.
+    if (pzErrMsg) *pzErrMsg = api->mprintf("optdp: already registered with another SQLite library in this process");
+    return SQLITE_ERROR;
+  }
   try {
-    return optdp::sql::register_all(db, pzErrMsg);
+    return register_all(db, pzErrMsg);
   } catch (...) {  // e.g. libsodium failed to initialise
     if (pzErrMsg) *pzErrMsg = sqlite3_mprintf("optdp: initialisation failed");
     return SQLITE_ERROR;

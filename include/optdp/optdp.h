@@ -21,8 +21,12 @@ extern "C" {
 
 /* Registers optdp's SQL functions on db. Returns SQLITE_OK, or an SQLite
  * error code with a message in *pzErrMsg (free it with sqlite3_free). pApi is
- * SQLite's routine table when loaded as an extension; a statically linked
- * program may pass NULL. */
+ * SQLite's routine table, which optdp calls SQLite through: SQLite passes it
+ * to extensions it loads and to automatic extensions. A statically linked
+ * program may pass NULL: the first time, optdp then takes the table from the
+ * linked SQLite by opening and closing one connection to an in-memory
+ * database (running no SQL; the program's automatic extensions run on it).
+ * The loadable module refuses NULL with SQLITE_MISUSE (and no message). */
 int sqlite3_optdp_init(sqlite3* db, char** pzErrMsg, const sqlite3_api_routines* pApi);
 
 /* Analyst mode (docs/boundary.md, "Analyst mode"), for hosts that take SQL
@@ -34,7 +38,8 @@ int sqlite3_optdp_init(sqlite3* db, char** pzErrMsg, const sqlite3_api_routines*
  * SQLite keeps one authorizer per connection: pass the application's own as
  * app_authorizer (with app_data), and optdp consults it after its own
  * decision; calling sqlite3_set_authorizer on db afterwards switches the
- * mode's checks off. optdp must be registered on db. Returns SQLITE_OK, or
+ * mode's checks off. optdp must be registered on db (before any
+ * registration in the process: SQLITE_MISUSE). Returns SQLITE_OK, or
  * SQLITE_ERROR with a message in *pzErrMsg (free it with sqlite3_free). */
 int optdp_analyst_mode(sqlite3* db, const char* private_tables,
                        int (*app_authorizer)(void*, int, const char*, const char*, const char*, const char*),

@@ -1,5 +1,5 @@
 // The ledger's (epsilon, delta) account through the Ledger class itself
-// (sqlite/ledger.hpp), linked statically (SQLITE_CORE): no SQL function
+// (sqlite/ledger.hpp), linked statically: no SQL function
 // charges delta yet, so this is where delta charging is tested. Covers the
 // recorded totals, the charging rule (a charge adds both and is refused if
 // either total would be exceeded), exact arithmetic over many tiny deltas,
@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/budget.hpp"
+#include "sqlite/entry.hpp"
 #include "sqlite/ledger.hpp"
 
 using optdp::DeltaUnits;
@@ -35,6 +36,9 @@ constexpr auto kNormal = Ledger::Durability::Normal;
 class LedgerDelta : public testing::Test {
  protected:
   void SetUp() override {
+    // Every sqlite3_* call here and in the Ledger goes through the routine
+    // table (sqlite/api.hpp), which a registration would set: set it first.
+    ASSERT_TRUE(optdp::sql::use_routines(optdp::sql::linked_routines()));
     char tmpl[] = "/tmp/optdp-ledger-delta-XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = tmpl;

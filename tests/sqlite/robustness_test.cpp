@@ -3,7 +3,7 @@
 // clean error and never crash; interrupted or failed queries free their
 // aggregate contexts and virtual-table cursors.
 //
-// This binary links optdp_static (the same bindings, SQLITE_CORE build) so
+// This binary links optdp_static (the same bindings as the module) so
 // that its global operator new sees every C++ allocation of optdp.
 #include <gtest/gtest.h>
 #include <sqlite3.h>

@@ -13,7 +13,7 @@
 //     resolves (sqlite3_set_authorizer, SQLITE_FUNCTION), checked by renaming
 //     the calls found and preparing again.
 //
-// Links optdp_static (SQLITE_CORE) for dp_alpha and private_count.
+// Links optdp_static for dp_alpha and private_count.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
