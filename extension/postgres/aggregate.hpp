@@ -4,6 +4,7 @@
 // row), and bytea transition states. PostgreSQL side unless said otherwise.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <utility>
@@ -190,21 +191,28 @@ inline bytea* own_state(FunctionCallInfo fcinfo) { return reinterpret_cast<bytea
 // fn_extra) has `ready`, set by read(fcinfo, name), which reads and checks the
 // call's parameters on the first call. (state, param) counts every row;
 // (state, x, param) the rows whose x is not NULL.
+template <class State, class Read>
+[[gnu::noinline]] bytea* count_rows_first_call(FunctionCallInfo fcinfo, const char* name, Read read) {
+  bytea* st = state_arg<State>(fcinfo, name, name);
+  read(fcinfo, agg_name(fcinfo, name));
+  return st;
+}
+
 template <class State, class Cache, class Read>
 Datum count_rows_trans(FunctionCallInfo fcinfo, const char* name, Read read) {
   auto* cache = static_cast<Cache*>(fcinfo->flinfo->fn_extra);
   bytea* st;
-  if (!(cache && cache->ready) || PG_ARGISNULL(0)) [[unlikely]] {
-    st = state_arg<State>(fcinfo, name, name);
-    read(fcinfo, agg_name(fcinfo, name));
-  } else {
+  if (!(cache && cache->ready) || PG_ARGISNULL(0)) [[unlikely]]
+    st = count_rows_first_call<State>(fcinfo, name, read);  // out of line: no stack frame per row
+  else
     st = own_state(fcinfo);
-  }
   if (PG_NARGS() == 2 || !PG_ARGISNULL(1)) {
-    State s;
-    std::memcpy(&s, VARDATA_ANY(st), sizeof s);
-    ++s.rows;
-    store(st, s);
+    // only the count's 8 bytes, not the whole state
+    unsigned char* rows = reinterpret_cast<unsigned char*>(VARDATA_ANY(st)) + offsetof(State, rows);
+    std::int64_t n;
+    std::memcpy(&n, rows, sizeof n);
+    ++n;
+    std::memcpy(rows, &n, sizeof n);
   }
   PG_RETURN_BYTEA_P(st);
 }

@@ -24,6 +24,7 @@
 // The scalar helpers and the set-returning functions are in functions.cpp,
 // the ledger in ledger.cpp, what the aggregates share in aggregate.hpp.
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -424,25 +425,39 @@ const SumParams& sum_params(FunctionCallInfo fcinfo, const char* function) {
 
 }  // namespace
 
+namespace {
+
+// The first call of a group: checks the call context and the state, and
+// reads the call's parameters. Out of line, so that the per-row path of
+// optdp_sum_trans needs no stack frame.
+[[gnu::noinline]] bytea* sum_first_call(FunctionCallInfo fcinfo, SumParams*& cache) {
+  bytea* st = state_arg<SumState>(fcinfo, "staircase_sum", "sum");
+  cache = const_cast<SumParams*>(&sum_params(fcinfo, agg_name(fcinfo, "staircase_sum")));
+  return st;
+}
+
+}  // namespace
+
 extern "C" {
 
 // optdp_sum_trans(state, x, params...): adds x, clamped and rounded to the grid.
 Datum optdp_sum_trans(PG_FUNCTION_ARGS) {
   auto* cache = static_cast<SumParams*>(fcinfo->flinfo->fn_extra);
   bytea* st;
-  if (!(cache && cache->ready) || PG_ARGISNULL(0)) [[unlikely]] {
-    st = state_arg<SumState>(fcinfo, "staircase_sum", "sum");
-    cache = const_cast<SumParams*>(&sum_params(fcinfo, agg_name(fcinfo, "staircase_sum")));
-  } else {
+  if (!(cache && cache->ready) || PG_ARGISNULL(0)) [[unlikely]]
+    st = sum_first_call(fcinfo, cache);
+  else
     st = own_state(fcinfo);
-  }
   if (!PG_ARGISNULL(1)) {
     double x = PG_GETARG_FLOAT8(1);
     if (std::isnan(x)) x = 0;  // as SQLite's sum() reads NaN: never an error on a row's value
-    SumState s;
-    std::memcpy(&s, VARDATA_ANY(st), sizeof s);
-    s.set_sum(s.sum() + cache->grid.quantize(x, cache->lower, cache->upper));
-    store(st, s);
+    // Only the 16 bytes of the sum are read and written on the per-row path
+    // (copying the whole state costs about 1 ns a row).
+    unsigned char* sum = reinterpret_cast<unsigned char*>(VARDATA_ANY(st)) + offsetof(SumState, sum_bytes);
+    __int128 v;
+    std::memcpy(&v, sum, sizeof v);
+    v += cache->grid.quantize(x, cache->lower, cache->upper);
+    std::memcpy(sum, &v, sizeof v);
   }
   PG_RETURN_BYTEA_P(st);
 }
