@@ -17,10 +17,29 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "core/staircase.hpp"  // round_to_int64
 
 namespace optdp {
+
+// The exact state of a mean or variance: the row count n and the integer
+// sums S1 and S2, kept as bytes because the engines' aggregate memory is only
+// 8-byte aligned (a __int128 member would need 16). Both bindings keep this
+// layout; PostgreSQL also ships it between servers.
+struct MomentSums {
+  unsigned char s1_bytes[16], s2_bytes[16];
+  std::int64_t n;
+  static __int128 get(const unsigned char* b) {
+    __int128 v;
+    std::memcpy(&v, b, sizeof v);
+    return v;
+  }
+  static void add(unsigned char* b, __int128 d) {
+    const __int128 v = get(b) + d;
+    std::memcpy(b, &v, sizeof v);
+  }
+};
 
 struct MomentsPlan {
   enum class Kind { Mean, Variance };

@@ -45,19 +45,7 @@ using namespace optdp_pg;
 
 namespace {
 
-struct MomentsState {
-  unsigned char s1_bytes[16], s2_bytes[16];
-  std::int64_t n;
-  static __int128 get(const unsigned char* b) {
-    __int128 v;
-    std::memcpy(&v, b, sizeof v);
-    return v;
-  }
-  static void add(unsigned char* b, __int128 d) {
-    const __int128 v = get(b) + d;
-    std::memcpy(b, &v, sizeof v);
-  }
-};
+using MomentsState = optdp::MomentSums;
 
 struct MomentsCache {
   bool ready;

@@ -39,20 +39,7 @@ template <Stat S>
 struct Moments {
   static constexpr const char* kName = name_of(S);
   using Plan = MomentsPlan;
-  // 128-bit sums as bytes (SQLite's aggregate memory is only 8-byte aligned).
-  struct Data {
-    unsigned char s1_bytes[16], s2_bytes[16];
-    std::int64_t n;
-  };
-  static __int128 get(const unsigned char* b) {
-    __int128 v;
-    std::memcpy(&v, b, sizeof v);
-    return v;
-  }
-  static void add_to(unsigned char* b, __int128 d) {
-    const __int128 v = get(b) + d;
-    std::memcpy(b, &v, sizeof v);
-  }
+  using Data = MomentSums;
   static Plan plan(const std::vector<Param>& p, int) { return parse(p, kind_of(S)); }
   static double epsilon(const Plan& plan) { return plan.eps; }
   static void add(const Plan& plan, Data& d, std::byte*, sqlite3_value** argv) noexcept {
@@ -61,8 +48,8 @@ struct Moments {
     if (t == SQLITE_NULL) return;
     const std::int64_t y = plan.y(row_value(x, t));
     ++d.n;
-    add_to(d.s1_bytes, y);
-    if constexpr (S != Stat::Avg) add_to(d.s2_bytes, plan.z(y));
+    MomentSums::add(d.s1_bytes, y);
+    if constexpr (S != Stat::Avg) MomentSums::add(d.s2_bytes, plan.z(y));
   }
   static void release(sqlite3_context* ctx, Connection& conn, const Plan& plan, Data& d, std::byte*) {
     Rng& rng = conn.rng();
@@ -72,12 +59,12 @@ struct Moments {
     auto staircase = [&](double e, std::int64_t D) {
       return conn.integer_staircase(e, D, IntegerStaircase::optimal_r(e, D, Cost::L1))(rng);
     };
-    const __int128 s1 = get(d.s1_bytes) + staircase(plan.eps_s1, plan.H);
+    const __int128 s1 = MomentSums::get(d.s1_bytes) + staircase(plan.eps_s1, plan.H);
     double out;
     if constexpr (S == Stat::Avg) {
       out = plan.mean(n, s1);
     } else {
-      const __int128 s2 = get(d.s2_bytes) + staircase(plan.eps_s2, plan.D2);
+      const __int128 s2 = MomentSums::get(d.s2_bytes) + staircase(plan.eps_s2, plan.D2);
       out = S == Stat::Var ? plan.variance(n, s1, s2) : plan.stddev(n, s1, s2);
     }
     sqlite3_result_double(ctx, out);
