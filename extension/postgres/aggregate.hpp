@@ -186,10 +186,43 @@ bytea* state_arg(FunctionCallInfo fcinfo, const char* function, const char* what
 // built from INITCOND or returned by the previous call, never toasted.
 inline bytea* own_state(FunctionCallInfo fcinfo) { return reinterpret_cast<bytea*>(DatumGetPointer(PG_GETARG_DATUM(0))); }
 
+// The function instance's cache of the call's parameters (fn_extra), zeroed,
+// in the instance's memory: created by the first call that needs it.
+template <class C>
+C* instance_cache(FunctionCallInfo fcinfo) {
+  auto* c = static_cast<C*>(MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(C)));
+  fcinfo->flinfo->fn_extra = c;
+  return c;
+}
+
+// The one parameter of a count (alpha, rho): the call's last argument, read
+// and checked by check(p, 0) once per function instance (fn_extra), by the
+// transition and the final functions alike.
+struct CountParam {
+  bool ready;
+  double value;
+};
+
+template <double (*Check)(const CallParams&, int)>
+double count_param(FunctionCallInfo fcinfo, const char* function) {
+  auto* cache = static_cast<CountParam*>(fcinfo->flinfo->fn_extra);
+  if (cache && cache->ready) return cache->value;
+  if (!cache) cache = instance_cache<CountParam>(fcinfo);
+  CallParams p;
+  read_call(fcinfo, function, -1, p);
+  Failure f;
+  double v = 0;
+  run_cpp(f, function, [&] { v = Check(p, 0); });
+  raise(f);
+  cache->value = v;
+  cache->ready = true;
+  return v;
+}
+
 // A row count's transition and combine, shared by the counts (private_count,
-// gaussian_count): State has an int64 `rows`; Cache (the function instance's
-// fn_extra) has `ready`, set by read(fcinfo, name), which reads and checks the
-// call's parameters on the first call. (state, param) counts every row;
+// gaussian_count): State has an int64 `rows`; read(fcinfo, name) is the
+// count's count_param, which sets the function instance's CountParam on the
+// first call. (state, param) counts every row;
 // (state, x, param) the rows whose x is not NULL.
 template <class State, class Read>
 [[gnu::noinline]] bytea* count_rows_first_call(FunctionCallInfo fcinfo, const char* name, Read read) {
@@ -198,9 +231,9 @@ template <class State, class Read>
   return st;
 }
 
-template <class State, class Cache, class Read>
+template <class State, class Read>
 Datum count_rows_trans(FunctionCallInfo fcinfo, const char* name, Read read) {
-  auto* cache = static_cast<Cache*>(fcinfo->flinfo->fn_extra);
+  auto* cache = static_cast<CountParam*>(fcinfo->flinfo->fn_extra);
   bytea* st;
   if (!(cache && cache->ready) || PG_ARGISNULL(0)) [[unlikely]]
     st = count_rows_first_call<State>(fcinfo, name, read);  // out of line: no stack frame per row

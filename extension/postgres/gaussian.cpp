@@ -94,29 +94,10 @@ double rho_param(const CallParams& p, int i) {
 
 // ---- gaussian_count ----------------------------------------------------------------
 
-struct CountParams {
-  bool ready;
-  double rho;
-};
-
-// rho of the running call (its last argument), read and validated once per
-// function instance: the same reader in the transition and final functions.
+// rho of the running call (its last argument), read and checked once per
+// function instance.
 double count_rho(FunctionCallInfo fcinfo, const char* function) {
-  auto* cache = static_cast<CountParams*>(fcinfo->flinfo->fn_extra);
-  if (cache && cache->ready) return cache->rho;
-  if (!cache) {
-    cache = static_cast<CountParams*>(MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(CountParams)));
-    fcinfo->flinfo->fn_extra = cache;
-  }
-  CallParams p;
-  read_call(fcinfo, function, -1, p);
-  Failure f;
-  double rho = 0;
-  run_cpp(f, function, [&] { rho = rho_param(p, 0); });
-  raise(f);
-  cache->rho = rho;
-  cache->ready = true;
-  return rho;
+  return count_param<rho_param>(fcinfo, function);
 }
 
 // ---- gaussian_sum ------------------------------------------------------------------
@@ -132,10 +113,7 @@ struct SumParams {
 const SumParams& sum_params(FunctionCallInfo fcinfo, const char* function) {
   auto* cache = static_cast<SumParams*>(fcinfo->flinfo->fn_extra);
   if (cache && cache->ready) return *cache;
-  if (!cache) {
-    cache = static_cast<SumParams*>(MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(SumParams)));
-    fcinfo->flinfo->fn_extra = cache;
-  }
+  if (!cache) cache = instance_cache<SumParams>(fcinfo);
   CallParams p;
   read_call(fcinfo, function, 1, p);
   Failure f;
@@ -173,7 +151,7 @@ OPTDP_PG_FUNCTION(optdp_gaussian_sum_state_final);
 // optdp_gaussian_count_trans(state, rho) counts every row; (state, x, rho)
 // the rows with x not NULL.
 Datum optdp_gaussian_count_trans(PG_FUNCTION_ARGS) {
-  return count_rows_trans<GaussianCountState, CountParams>(fcinfo, "gaussian_count", count_rho);
+  return count_rows_trans<GaussianCountState>(fcinfo, "gaussian_count", count_rho);
 }
 
 Datum optdp_gaussian_count_combine(PG_FUNCTION_ARGS) {

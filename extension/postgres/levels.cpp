@@ -56,10 +56,7 @@ struct LevelsParams {
 const LevelsParams& levels_params(FunctionCallInfo fcinfo, const char* function, int first) {
   auto* cache = static_cast<LevelsParams*>(fcinfo->flinfo->fn_extra);
   if (cache && cache->ready) return *cache;
-  if (!cache) {
-    cache = static_cast<LevelsParams*>(MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(LevelsParams)));
-    fcinfo->flinfo->fn_extra = cache;
-  }
+  if (!cache) cache = instance_cache<LevelsParams>(fcinfo);
   CallParams p;
   read_call(fcinfo, function, first, p);
   Failure f;

@@ -59,10 +59,7 @@ static_assert(std::is_trivially_copyable_v<optdp::MomentsPlan>);
 const optdp::MomentsPlan& moments_plan(FunctionCallInfo fcinfo, const char* function, optdp::MomentsPlan::Kind kind) {
   auto* cache = static_cast<MomentsCache*>(fcinfo->flinfo->fn_extra);
   if (cache && cache->ready) return cache->plan();
-  if (!cache) {
-    cache = static_cast<MomentsCache*>(MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(MomentsCache)));
-    fcinfo->flinfo->fn_extra = cache;
-  }
+  if (!cache) cache = instance_cache<MomentsCache>(fcinfo);
   CallParams p;
   read_call(fcinfo, function, 1, p);
   Failure f;

@@ -266,29 +266,10 @@ struct SumState {
 
 // ---- private_count -------------------------------------------------------------
 
-struct CountCache {
-  bool ready;
-  double alpha;
-};
-
-// alpha of the running call (the last argument), read and validated once per
-// function instance (flinfo): the same reader in transition and final functions.
+// alpha of the running call (its last argument), read and checked once per
+// function instance.
 double count_alpha(FunctionCallInfo fcinfo, const char* function) {
-  auto* cache = static_cast<CountCache*>(fcinfo->flinfo->fn_extra);
-  if (cache && cache->ready) return cache->alpha;
-  if (!cache) {
-    cache = static_cast<CountCache*>(MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(CountCache)));
-    fcinfo->flinfo->fn_extra = cache;
-  }
-  CallParams p;
-  read_call(fcinfo, function, -1, p);
-  Failure f;
-  double alpha = 0;
-  run_cpp(f, function, [&] { alpha = alpha_param(p, 0); });
-  raise(f);
-  cache->alpha = alpha;
-  cache->ready = true;
-  return alpha;
+  return count_param<alpha_param>(fcinfo, function);
 }
 
 }  // namespace
@@ -313,7 +294,7 @@ OPTDP_PG_FUNCTION(optdp_version);
 // optdp_count_trans(state, alpha) counts every row; (state, x, alpha) the
 // rows with x not NULL. Parameters come from the call, not the row.
 Datum optdp_count_trans(PG_FUNCTION_ARGS) {
-  return count_rows_trans<CountState, CountCache>(fcinfo, "private_count", count_alpha);
+  return count_rows_trans<CountState>(fcinfo, "private_count", count_alpha);
 }
 
 Datum optdp_count_combine(PG_FUNCTION_ARGS) { return count_rows_combine<CountState>(fcinfo, "private_count"); }
@@ -389,10 +370,7 @@ struct SumParams {
 const SumParams& sum_params(FunctionCallInfo fcinfo, const char* function) {
   auto* cache = static_cast<SumParams*>(fcinfo->flinfo->fn_extra);
   if (cache && cache->ready) return *cache;
-  if (!cache) {
-    cache = static_cast<SumParams*>(MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(SumParams)));
-    fcinfo->flinfo->fn_extra = cache;
-  }
+  if (!cache) cache = instance_cache<SumParams>(fcinfo);
   CallParams p;
   read_call(fcinfo, function, 1, p);
   Failure f;

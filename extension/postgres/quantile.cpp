@@ -60,10 +60,7 @@ static_assert(std::is_trivially_copyable_v<optdp::QuantileGrid>);
 const QuantileCache& quantile_params(FunctionCallInfo fcinfo, const char* function) {
   auto* cache = static_cast<QuantileCache*>(fcinfo->flinfo->fn_extra);
   if (cache && cache->ready) return *cache;
-  if (!cache) {
-    cache = static_cast<QuantileCache*>(MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(QuantileCache)));
-    fcinfo->flinfo->fn_extra = cache;
-  }
+  if (!cache) cache = instance_cache<QuantileCache>(fcinfo);
   CallParams p;
   read_call(fcinfo, function, 1, p);
   Failure f;

@@ -74,10 +74,7 @@ struct SelectParams {
 const SelectParams& select_params(FunctionCallInfo fcinfo, const char* function, int candidate = 0) {
   auto* cache = static_cast<SelectParams*>(fcinfo->flinfo->fn_extra);
   if (cache && cache->ready) return *cache;
-  if (!cache) {
-    cache = static_cast<SelectParams*>(MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(SelectParams)));
-    fcinfo->flinfo->fn_extra = cache;
-  }
+  if (!cache) cache = instance_cache<SelectParams>(fcinfo);
   CallParams p;
   read_call(fcinfo, function, 2, p);
   Failure f;
