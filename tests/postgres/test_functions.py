@@ -185,6 +185,22 @@ def array_literal(v):
     return None
 
 
+def int_literal(value):
+    """An integer SQLite computed, as a PostgreSQL literal (-2^63 has none)."""
+    return "'%d'::int8" % value if value == -2 ** 63 else str(value)
+
+
+def text_literal(expr, value):
+    """A text SQLite computed from expr, as a PostgreSQL literal; None when
+    PostgreSQL's text cannot hold it (a NUL byte) or the long form has no
+    translation."""
+    if len(value) > 2000:
+        return long_text_sql(expr)
+    if "\x00" in value:
+        return None
+    return "'%s'" % value.replace("'", "''")
+
+
 def translate_arg(expr, ptype):
     """(PostgreSQL expression, kind, SQLite value): kind 'same' when PostgreSQL
     takes the value as SQLite does, 'array' for a JSON text given as a
@@ -195,21 +211,16 @@ def translate_arg(expr, ptype):
     if typ == "blob":
         return "'\\x%s'::bytea" % value.hex(), "type", value
     if typ == "integer":
-        lit = "'%d'::int8" % value if value == -2 ** 63 else str(value)
+        lit = int_literal(value)
         if ptype == "i" or (ptype == "f" and abs(value) <= 2 ** 53):
             return lit, "same", value
         return lit, "type", value
     if typ == "real":
         return float_literal(value), ("same" if ptype == "f" else "type"), value
     # text
-    if len(value) > 2000:
-        lit = long_text_sql(expr)
-        if lit is None:
-            return None, "skip", value
-    elif "\x00" in value:
-        return None, "skip", value  # PostgreSQL's text cannot hold a NUL byte
-    else:
-        lit = "'%s'" % value.replace("'", "''")
+    lit = text_literal(expr, value)
+    if lit is None:
+        return None, "skip", value
     if ptype in "tPL":
         return lit, "same", value
     if ptype in "aM" and len(value) <= 2000:
@@ -801,20 +812,15 @@ def agg_arg(expr, ptype):
     if typ == "blob":
         return "'\\x%s'::bytea" % value.hex(), ("same" if poly else "type"), value
     if typ == "integer":
-        lit = "'%d'::int8" % value if value == -2 ** 63 else str(value)
+        lit = int_literal(value)
         if poly or (ptype == "f" and abs(value) <= 2 ** 53):
             return lit, "same", value
         return lit, "type", value
     if typ == "real":
         return float_literal(value), ("same" if ptype != "t" else "type"), value
-    if len(value) > 2000:
-        lit = long_text_sql(expr)
-        if lit is None:
-            return None, "skip", value
-    elif "\x00" in value:
-        return None, "skip", value  # PostgreSQL's text cannot hold a NUL byte
-    else:
-        lit = "'%s'" % value.replace("'", "''")
+    lit = text_literal(expr, value)
+    if lit is None:
+        return None, "skip", value
     if poly:
         return lit + "::text", "same", value
     return lit, ("same" if ptype == "t" else "type"), value
