@@ -280,6 +280,11 @@ class Rows {
   virtual bool eof() const noexcept = 0;
   virtual void next() noexcept = 0;
   virtual void row(Datum* v) const noexcept = 0;
+  // A release's rows (release_levels) are drawn by release(), after srf()
+  // has charged release_epsilon(); the helpers' rows are not releases.
+  virtual bool releases() const noexcept { return false; }
+  virtual double release_epsilon() const noexcept { return 0; }
+  virtual void release(optdp::Rng&) {}
 };
 
 // (i, j, value(i, j)) over a rows x cols grid.
@@ -400,8 +405,10 @@ class ProbabilityRows final : public Rows {
 class LevelRows final : public Rows {
  public:
   LevelRows(std::int64_t value, std::int64_t n, std::vector<double> alphas)
-      : value_(value), chain_(n, alphas), alphas_(std::move(alphas)) {}
-  void release(optdp::Rng& rng) { released_ = chain_.release(value_, rng); }
+      : value_(value), chain_(n, alphas), alphas_(std::move(alphas)), eps_(optdp::epsilon_of_alpha(alphas_[0])) {}
+  bool releases() const noexcept override { return true; }
+  double release_epsilon() const noexcept override { return eps_; }
+  void release(optdp::Rng& rng) override { released_ = chain_.release(value_, rng); }
   bool eof() const noexcept override { return r_ >= released_.size(); }
   void next() noexcept override { ++r_; }
   void row(Datum* v) const noexcept override {
@@ -414,6 +421,7 @@ class LevelRows final : public Rows {
   std::int64_t value_;
   optdp::RangeLevelChain chain_;
   std::vector<double> alphas_;
+  double eps_;  // the least private level's (alpha_1's): the charge
   std::vector<std::int64_t> released_;
   std::size_t r_ = 0;
 };
@@ -446,6 +454,11 @@ Datum srf(FunctionCallInfo fcinfo, const char* function, const char* types, Open
     MemoryContextRegisterResetCallback(fctx->multi_call_memory_ctx, cb);
     fctx->user_fctx = rows;
     MemoryContextSwitchTo(old);
+    if (rows->releases()) {  // charged once the rows are kept (freed with the call's memory if the charge raises)
+      optdp_pg::charge_release(function, rows->release_epsilon(), 0.0, 0.0);
+      run_cpp(f, function, [&] { rows->release(optdp_pg::backend_rng()); });
+      raise(f);
+    }
   }
   fctx = SRF_PERCALL_SETUP();
   Rows* rows = static_cast<Rows*>(fctx->user_fctx);
@@ -467,9 +480,22 @@ Datum srf(FunctionCallInfo fcinfo, const char* function, const char* types, Open
 // call fails), then the call's shape (check_release_shape: it runs once per
 // execution whatever the data), then the values, the charge, the draw.
 // alphas: text (a JSON array, as SQLite's) or a float8[] (types "iit", "iia").
+std::unique_ptr<Rows> open_release_levels(const Call& c) {
+  const std::int64_t value = integer(c.arg[0], "value");
+  const std::int64_t n = integer(c.arg[1], "n");
+  optdp::check_n(n, optdp::kMaxMatrixN);
+  std::vector<double> alphas;
+  if (c.arg[2].type == 'a') {
+    alphas = list_of(c.arg[2], "alphas");
+    optdp::check_levels(alphas);
+  } else {
+    alphas = optdp::parse_levels(text_of(c.arg[2], "alphas", "a JSON array of increasing alphas"));
+  }
+  return std::make_unique<LevelRows>(value, n, std::move(alphas));
+}
+
 Datum release_levels(FunctionCallInfo fcinfo, const char* types) {
   constexpr const char* fn = "release_levels";
-  FuncCallContext* fctx;
   if (SRF_IS_FIRSTCALL()) {
     static constexpr const char* kNames[] = {"value", "n", "alphas"};
     for (int i = 0; i < PG_NARGS() && i < 3; ++i)
@@ -479,52 +505,8 @@ Datum release_levels(FunctionCallInfo fcinfo, const char* types) {
                                "any row), but is an expression",
                                fn, kNames[i])));
     optdp_pg::check_release_shape(fcinfo, fn);
-    fctx = SRF_FIRSTCALL_INIT();
-    MemoryContext old = MemoryContextSwitchTo(fctx->multi_call_memory_ctx);
-    TupleDesc td;
-    if (get_call_result_type(fcinfo, nullptr, &td) != TYPEFUNC_COMPOSITE)
-      ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg("%s: must return rows", fn)));
-    fctx->tuple_desc = BlessTupleDesc(td);
-    Call c;
-    read_args(fcinfo, types, c);
-    Failure f;
-    LevelRows* rows = nullptr;
-    double eps = 0;
-    run_cpp(f, fn, [&] {
-      const std::int64_t value = integer(c.arg[0], "value");
-      const std::int64_t n = integer(c.arg[1], "n");
-      optdp::check_n(n, optdp::kMaxMatrixN);
-      std::vector<double> alphas;
-      if (c.arg[2].type == 'a') {
-        alphas = list_of(c.arg[2], "alphas");
-        optdp::check_levels(alphas);
-      } else {
-        alphas = optdp::parse_levels(text_of(c.arg[2], "alphas", "a JSON array of increasing alphas"));
-      }
-      eps = optdp::epsilon_of_alpha(alphas[0]);  // the least private level's
-      rows = new LevelRows(value, n, std::move(alphas));
-    }, c.shown);
-    raise(f);
-    // freed with the call's memory, also when the charge below raises
-    auto* cb = static_cast<MemoryContextCallback*>(palloc(sizeof(MemoryContextCallback)));
-    cb->func = delete_rows;
-    cb->arg = rows;
-    MemoryContextRegisterResetCallback(fctx->multi_call_memory_ctx, cb);
-    fctx->user_fctx = rows;
-    MemoryContextSwitchTo(old);
-    optdp_pg::charge_release(fn, eps, 0.0, 0.0);
-    run_cpp(f, fn, [&] { rows->release(optdp_pg::backend_rng()); });
-    raise(f);
   }
-  fctx = SRF_PERCALL_SETUP();
-  auto* rows = static_cast<LevelRows*>(fctx->user_fctx);
-  if (rows->eof()) SRF_RETURN_DONE(fctx);
-  Datum v[3];
-  bool nulls[3] = {false, false, false};
-  rows->row(v);
-  rows->next();
-  HeapTuple t = heap_form_tuple(fctx->tuple_desc, v, nulls);
-  SRF_RETURN_NEXT(fctx, HeapTupleGetDatum(t));
+  return srf(fcinfo, fn, types, open_release_levels);
 }
 
 // ---- the set-returning functions' rows ----------------------------------------------
