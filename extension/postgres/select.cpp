@@ -483,22 +483,40 @@ OPTDP_PG_FUNCTION(optdp_select_merge_final) {
                                                 ALLOCSET_SMALL_SIZES);
     MemoryContext old = MemoryContextSwitchTo(check);
     const char* entries = VARDATA_ANY(st) + sizeof h;
-    std::uint64_t off = 0;
-    for (std::uint32_t i = 0; i < h.count && off + sizeof(double) + sizeof(std::int32_t) <= h.used; ++i) {
-      std::int32_t len;
-      std::memcpy(&len, entries + off + sizeof(double), sizeof len);
-      off += sizeof(double) + sizeof len;
-      if (len < 0) continue;
-      if (off + len > h.used) break;  // choose() refuses the state
-      char* text = static_cast<char*>(palloc(len + 1));
-      std::memcpy(text, entries + off, len);
-      text[len] = 0;
-      (void)OidInputFunctionCall(input, text, ioparam, -1);
-      MemoryContextReset(check);
-      off += len;
+    // The input function's own error would quote the candidate (a row's
+    // value): it becomes one message that names only the type.
+    volatile bool unreadable = false;
+    PG_TRY();
+    {
+      std::uint64_t off = 0;
+      for (std::uint32_t i = 0; i < h.count && off + sizeof(double) + sizeof(std::int32_t) <= h.used; ++i) {
+        std::int32_t len;
+        std::memcpy(&len, entries + off + sizeof(double), sizeof len);
+        off += sizeof(double) + sizeof len;
+        if (len < 0) continue;
+        if (off + len > h.used) break;  // choose() refuses the state
+        char* text = static_cast<char*>(palloc(len + 1));
+        std::memcpy(text, entries + off, len);
+        text[len] = 0;
+        (void)OidInputFunctionCall(input, text, ioparam, -1);
+        MemoryContextReset(check);
+        off += len;
+      }
     }
+    PG_CATCH();
+    {
+      MemoryContextSwitchTo(old);
+      FlushErrorState();
+      unreadable = true;
+    }
+    PG_END_TRY();
     MemoryContextSwitchTo(old);
     MemoryContextDelete(check);
+    if (unreadable)
+      ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                      errmsg("%s: a shipped candidate cannot be read as %s (the candidate's type must be defined alike "
+                             "on the shards and the coordinator; the candidate is not shown)",
+                             fn, format_type_be(p.type))));
   }
   std::int32_t len = -1;
   const char* data = choose(fn, p, st, &len);
