@@ -5,6 +5,9 @@
           configures and builds tests/install/consumer against the package
           (find_package(optdp CONFIG), optdp::optdp_static) and runs it; loads
           the installed optdp.so into the sqlite3 shell.
+  postgres: cmake --install <build> --component postgres under a DESTDIR;
+          checks it installs the module, control file and script into
+          pg_config's directories, and that a plain install leaves them out.
   python: pip-installs python/ (offline, --no-build-isolation, bundling the
           given optdp.so) into a fresh venv (--system-site-packages) and uses
           it there: optdp.load(con), private_count, dp_version.
@@ -133,6 +136,31 @@ def test_python(args, tmp):
     expect(True, "venv: import optdp, optdp.load(con), private_count(0.5), dp_version()")
 
 
+def test_postgres(args, tmp):
+    # The README's PostgreSQL install, staged under DESTDIR: the component
+    # writes to pg_config's absolute directories, and nothing else.
+    stage = tmp / "stage"
+    env = dict(os.environ, DESTDIR=str(stage))
+    run([args.cmake, "--install", args.build, "--component", "postgres"], env=env)
+    pkglibdir = run([args.pg_config, "--pkglibdir"]).strip()
+    sharedir = run([args.pg_config, "--sharedir"]).strip()
+    want = {
+        Path(pkglibdir) / "optdp_pg.so": Path(args.build) / "postgres" / "optdp_pg.so",
+        Path(sharedir) / "extension" / "optdp.control": Path(args.build) / "postgres" / "optdp.control",
+        Path(sharedir) / "extension" / "optdp--0.1.sql": Path(args.build) / "postgres" / "optdp--0.1.sql",
+    }
+    for dest, built in want.items():
+        staged = stage / dest.relative_to("/")
+        expect(staged.is_file(), f"{dest} installed")
+        expect(staged.read_bytes() == built.read_bytes(), f"{dest} is the build's {built.name}")
+    installed = sorted(str(f.relative_to(stage)) for f in stage.rglob("*") if f.is_file())
+    expect(len(installed) == len(want), f"the component installs only those files ({installed})")
+    # A plain install (the SQLite package's prefix) leaves the PostgreSQL files out.
+    prefix = tmp / "prefix"
+    run([args.cmake, "--install", args.build, "--prefix", prefix])
+    expect(not any(prefix.rglob("optdp_pg.so")), "a plain cmake --install leaves optdp_pg.so out")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="what", required=True)
@@ -148,8 +176,14 @@ def main():
     p.add_argument("--python", required=True, help="the interpreter that creates the venv")
     p.add_argument("--module", required=True, help="optdp.so to bundle")
     p.add_argument("--source", default=str(HERE.parent.parent / "python"))
+    g = sub.add_parser("postgres")
+    g.add_argument("--cmake", required=True)
+    g.add_argument("--build", required=True, help="the build directory to install")
+    g.add_argument("--pg-config", required=True)
+    g.add_argument("--version", default=None)
     for q in (c, p):
         q.add_argument("--version", required=True, help="the expected dp_version()")
+    for q in (c, p, g):
         q.add_argument("--workdir", default=None, help="where the temporary directory goes")
         q.add_argument("--keep", action="store_true", help="keep the temporary directory")
     args = ap.parse_args()
@@ -157,7 +191,7 @@ def main():
         Path(args.workdir).mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f"optdp-install-{args.what}-", dir=args.workdir))
     try:
-        (test_cmake if args.what == "cmake" else test_python)(args, tmp)
+        {"cmake": test_cmake, "python": test_python, "postgres": test_postgres}[args.what](args, tmp)
     except Failure as e:
         print(f"FAILED: {e}\n(kept {tmp})", file=sys.stderr)
         return 1
