@@ -223,6 +223,28 @@ bool constant_call(Node* node) {
   return true;
 }
 
+// A LIMIT or OFFSET that is a constant: a Const, or the parser's widening
+// cast of an integer literal to bigint (LIMIT 10 is int8(10)).
+bool limit_constant(Node* n, bool* null, std::int64_t* v) {
+  while (n != nullptr && IsA(n, RelabelType)) n = reinterpret_cast<Node*>(reinterpret_cast<RelabelType*>(n)->arg);
+  if (n != nullptr && IsA(n, FuncExpr) && list_length(reinterpret_cast<FuncExpr*>(n)->args) == 1 &&
+      (reinterpret_cast<FuncExpr*>(n)->funcid == F_INT8_INT4 || reinterpret_cast<FuncExpr*>(n)->funcid == F_INT8_INT2)) {
+    const Oid f = reinterpret_cast<FuncExpr*>(n)->funcid;
+    Node* a = static_cast<Node*>(linitial(reinterpret_cast<FuncExpr*>(n)->args));
+    if (!IsA(a, Const)) return false;
+    const Const* c = reinterpret_cast<const Const*>(a);
+    *null = c->constisnull;
+    *v = c->constisnull ? 0 : f == F_INT8_INT4 ? DatumGetInt32(c->constvalue) : DatumGetInt16(c->constvalue);
+    return true;
+  }
+  if (n == nullptr || !IsA(n, Const)) return false;
+  const Const* c = reinterpret_cast<const Const*>(n);
+  if (c->consttype != INT8OID) return false;
+  *null = c->constisnull;
+  *v = c->constisnull ? 0 : DatumGetInt64(c->constvalue);
+  return true;
+}
+
 // PostgreSQL 15's walkers take bool (*)() (through void (*)(void), which
 // -Wcast-function-type accepts).
 using Walker = bool (*)();
@@ -248,12 +270,13 @@ bool guard_walker(Node* node, void* context) {
       // charge, and with an outcome (an error or rows) that can depend on a row.
       for (Node* l : {q->limitCount, q->limitOffset}) {
         if (l == nullptr) continue;
-        if (!IsA(l, Const) || reinterpret_cast<Const*>(l)->consttype != INT8OID) {
+        bool null;
+        std::int64_t v;
+        if (!limit_constant(l, &null, &v)) {
           refuse(g, "must give LIMIT and OFFSET as constants (an expression is evaluated only when a row is read)");
           return true;
         }
-        const Const* c = reinterpret_cast<Const*>(l);
-        if (!c->constisnull && DatumGetInt64(c->constvalue) < 0) {
+        if (!null && v < 0) {
           refuse(g, "must not give a negative LIMIT or OFFSET");
           return true;
         }
@@ -545,10 +568,16 @@ Units load_units(Oid fn) {
   return u;
 }
 
-// Whether node (a query, an expression) reads a declared relation anywhere.
+// Whether a query reads a declared relation anywhere, or (relations) any
+// relation or CTE at all; a CTE it reads that an enclosing query defines
+// is followed to that query's CTE list. `levels`: the queries being walked,
+// innermost first (the enclosing ones of the query walked first included).
 struct PrivateFinder {
   const Units* units;
-  Oid found;
+  bool relations;
+  List* levels;
+  Oid found;     // the declared (or, with `relations`, any) relation found
+  bool any_cte;  // with `relations`: a CTE was found
 };
 
 bool private_walker(Node* node, void* context) {
@@ -556,22 +585,46 @@ bool private_walker(Node* node, void* context) {
   auto* f = static_cast<PrivateFinder*>(context);
   if (IsA(node, RangeTblEntry)) {
     auto* rte = reinterpret_cast<RangeTblEntry*>(node);
-    if (rte->rtekind == RTE_RELATION && declared(f->units, rte->relid) >= 0) {
+    if (rte->rtekind == RTE_RELATION && (f->relations || declared(f->units, rte->relid) >= 0)) {
       f->found = rte->relid;
       return true;
     }
+    if (rte->rtekind == RTE_CTE && f->relations) {
+      f->any_cte = true;
+      return true;
+    }
+    if (rte->rtekind == RTE_CTE && rte->ctelevelsup > 0 && rte->ctelevelsup < static_cast<Index>(list_length(f->levels))) {
+      // A CTE of an enclosing query: walk its body there (the body's own
+      // references, ctelevelsup 0, are walked with its owner's list).
+      List* saved = f->levels;
+      f->levels = list_copy_tail(saved, static_cast<int>(rte->ctelevelsup) + 1);
+      const Query* owner = static_cast<const Query*>(list_nth(saved, static_cast<int>(rte->ctelevelsup)));
+      bool hit = false;
+      ListCell* lc;
+      foreach (lc, owner->cteList) {
+        auto* cte = static_cast<CommonTableExpr*>(lfirst(lc));
+        if (std::strcmp(cte->ctename, rte->ctename) == 0) hit = private_walker(cte->ctequery, context);
+        if (hit) break;
+      }
+      f->levels = saved;
+      return hit;
+    }
     return false;
   }
-  if (IsA(node, Query))
-    return query_tree_walker(reinterpret_cast<Query*>(node), walker_cast(private_walker), context,
-                             QTW_EXAMINE_RTES_BEFORE);
+  if (IsA(node, Query)) {
+    f->levels = lcons(node, f->levels);
+    const bool hit = query_tree_walker(reinterpret_cast<Query*>(node), walker_cast(private_walker), context,
+                                       QTW_EXAMINE_RTES_BEFORE);
+    f->levels = list_delete_first(f->levels);
+    return hit;
+  }
   return expression_tree_walker(node, walker_cast(private_walker), context);
 }
 
-Oid reads_private(Node* node, const Units* units) {
-  PrivateFinder f{units, InvalidOid};
-  private_walker(node, &f);
-  return f.found;
+bool reads_private(Query* q, const Units* units, List* levels, bool relations = false) {
+  PrivateFinder f{units, relations, list_copy(levels), InvalidOid, false};
+  private_walker(reinterpret_cast<Node*>(q), &f);
+  return OidIsValid(f.found) || f.any_cte;
 }
 
 constexpr const char* kUnitDocs = " (docs/grouped.md, \"Declared units on PostgreSQL\")";
@@ -823,6 +876,9 @@ void classify(UnitCheck* c, Query* q, int rti, Sources* s) {
     s->kind[rti] = kPrivate;
     s->domain[rti] = l.domain;
     s->unit[rti] = l.unit_out;
+  } else if (rte->rtekind == RTE_SUBQUERY && !reads_private(rte->subquery, c->units, lcons(q, c->levels), true)) {
+    // No relation and no CTE: rows written in the query's text ((VALUES ...) x).
+    s->kind[rti] = kBounded;
   } else {
     s->kind[rti] = kPublicOther;
   }
@@ -858,19 +914,19 @@ void analyze_setop(UnitCheck* c, Query* q, Node* n, Level* out, bool* first) {
 Level analyze_level(UnitCheck* c, Query* q) {
   Level out{false, -1, nullptr};
   Guard* g = c->g;
-  if (g->found || !OidIsValid(reads_private(reinterpret_cast<Node*>(q), c->units))) return out;
+  if (g->found || !reads_private(q, c->units, c->levels)) return out;
   out.is_private = true;
   if (q->hasSubLinks) {
     refuse(g, "must not use a subquery in an expression (EXISTS, IN, ANY, ALL) where it reads a private relation: "
               "join on the unit instead%s", kUnitDocs);
     return out;
   }
-  const bool no_limit = q->limitCount == nullptr ||
-                        (IsA(q->limitCount, Const) && reinterpret_cast<Const*>(q->limitCount)->constisnull);
-  const bool no_offset = q->limitOffset == nullptr ||
-                         (IsA(q->limitOffset, Const) && !reinterpret_cast<Const*>(q->limitOffset)->constisnull &&
-                          DatumGetInt64(reinterpret_cast<Const*>(q->limitOffset)->constvalue) == 0);
-  if (!no_limit || !no_offset) {
+  // LIMIT ALL and OFFSET 0 choose nothing (the guard made both constants).
+  bool limit_null = true, offset_null = true;
+  std::int64_t limit = 0, offset = 0;
+  if (q->limitCount != nullptr && !limit_constant(q->limitCount, &limit_null, &limit)) limit_null = false;
+  if (q->limitOffset != nullptr && !limit_constant(q->limitOffset, &offset_null, &offset)) offset = 1;
+  if (!limit_null || (!offset_null && offset != 0)) {
     refuse(g, "must not use LIMIT or OFFSET where it reads a private relation (they choose rows across units)%s",
            kUnitDocs);
     return out;
