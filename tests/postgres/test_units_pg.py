@@ -101,8 +101,6 @@ def make_db(db, without_17=False, ledger=False):
          "CREATE TABLE big AS SELECT g::int8 AS id, (g % 90)::int8 AS w FROM generate_series(1, 100000) g; "
          "CREATE TABLE bigu(id int8 PRIMARY KEY, note int8); "
          "INSERT INTO bigu SELECT g, g % 7 FROM generate_series(1, 20000) g; "
-         "INSERT INTO optdp_units VALUES ('patients', 'id'), ('visits', 'patient_id'), ('doctors', 'id'); "
-         "INSERT INTO optdp_links VALUES ('visits', 'patient_id', 'patients', 'id'); "
          # views the analyst (here the session) creates
          "CREATE VIEW spoof AS SELECT p.id, q.ward FROM patients p JOIN patients q ON q.id = 17; "
          "CREATE VIEW v_window AS SELECT id, ward, count(*) OVER () AS n FROM patients; "
@@ -112,6 +110,12 @@ def make_db(db, without_17=False, ledger=False):
          "CREATE VIEW smokers AS SELECT id, ward FROM patients WHERE smoker; "
          "CREATE VIEW v_join AS SELECT v.patient_id, p.ward FROM visits v JOIN patients p ON p.id = v.patient_id",
          db)
+    try:
+        psql("INSERT INTO optdp_units VALUES ('patients', 'id'), ('visits', 'patient_id'), ('doctors', 'id'); "
+             "INSERT INTO optdp_links VALUES ('visits', 'patient_id', 'patients', 'id')", db)
+    except Exception as e:  # noqa: BLE001 (a build without declared units, 55e760e: the tests then fail on what they check)
+        if "does not exist" not in e.args[0]:
+            raise
     if ledger:
         psql("SELECT dp_ledger_attach(1e6)", db)
 
