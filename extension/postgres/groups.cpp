@@ -594,10 +594,12 @@ bool private_walker(Node* node, void* context) {
       return true;
     }
     if (rte->rtekind == RTE_CTE && rte->ctelevelsup > 0 && rte->ctelevelsup < static_cast<Index>(list_length(f->levels))) {
-      // A CTE of an enclosing query: walk its body there (the body's own
-      // references, ctelevelsup 0, are walked with its owner's list).
+      // A CTE of an enclosing query: walk its body as a child of that query
+      // (its owner heads the list; the body's references to its sibling
+      // CTEs are one level up). A CTE of this query is walked with its
+      // cteList.
       List* saved = f->levels;
-      f->levels = list_copy_tail(saved, static_cast<int>(rte->ctelevelsup) + 1);
+      f->levels = list_copy_tail(saved, static_cast<int>(rte->ctelevelsup));
       const Query* owner = static_cast<const Query*>(list_nth(saved, static_cast<int>(rte->ctelevelsup)));
       bool hit = false;
       ListCell* lc;

@@ -238,6 +238,10 @@ SPOOFING = [
     (A, "SELECT s.id, s.ward FROM (SELECT id, ward FROM patients WHERE age > 30) s ORDER BY 1"),
     (A, "WITH c AS (SELECT id, ward FROM patients) SELECT id, ward FROM c ORDER BY 1"),
     (A, "WITH c AS (SELECT patient_id AS u, ward FROM visits) SELECT u, ward FROM (SELECT * FROM c) s ORDER BY 1"),
+    (A, "WITH a AS (SELECT id, ward FROM patients), b AS (SELECT id, ward FROM a) SELECT id, ward FROM "
+        "(SELECT * FROM b) s ORDER BY 1"),
+    (R, "WITH a AS (SELECT id, ward FROM patients), b AS (SELECT x.id, y.ward FROM a x JOIN a y ON y.id = 17) "
+        "SELECT id, ward FROM (SELECT * FROM b) s ORDER BY 1"),
     (A, "SELECT id, ward FROM patients UNION ALL SELECT patient_id, ward FROM visits ORDER BY 1"),
     (A, "SELECT id, ward FROM patients UNION SELECT patient_id, ward FROM visits ORDER BY 1"),
     (A, "SELECT t.id, t.ward FROM (SELECT id, ward FROM patients UNION ALL SELECT id, ward FROM patients "
@@ -263,6 +267,8 @@ SPOOFING = [
     (A, "SELECT p.id, p.ward FROM patients p LEFT JOIN bigu b ON b.id = p.age ORDER BY 1"),
     (A, "SELECT p.id, p.ward FROM patients p JOIN (VALUES ('oncology'), ('neurology')) x(w) ON x.w = p.ward "
         "ORDER BY 1"),
+    # docs/grouped.md's example (visits with their patient)
+    (A, "SELECT p.id, v.ward FROM visits v JOIN patients p ON p.id = v.patient_id WHERE p.age >= 65 ORDER BY 1"),
     # views
     (A, "SELECT id, ward FROM smokers ORDER BY 1"),
     (A, "SELECT patient_id, ward FROM v_join ORDER BY 1"),
