@@ -7,13 +7,15 @@
 //        mean_low, mean_high) per released key, sorted by key
 //
 // The order docs/boundary.md requires: the call's shape (the only table of a
-// top-level SELECT), every parameter from the arguments alone, both queries
+// top-level SELECT, or of a statement in a SECURITY DEFINER function that
+// another role calls), every parameter from the arguments alone, both queries
 // prepared with SPI and checked on their analysed, rewritten trees (views
 // expanded) against an allow-list of node kinds and built-in functions that
-// cannot fail on a value or quote one, the accumulator allocated, the ledger
-// charged; only then the rows, read-only through SPI cursors. After the
-// charge nothing depends on the data but the noisy values: any error while
-// reading gives one fixed message.
+// cannot fail on a value or quote one, and against the declared privacy
+// units (sql/35-units.sql, docs/grouped.md "Declared units on PostgreSQL"),
+// the accumulator allocated, the ledger charged; only then the rows,
+// read-only through SPI cursors. After the charge nothing depends on the
+// data but the noisy values: any error while reading gives one fixed message.
 //
 // C++ objects live in one heap object (GroupsRun) deleted by a memory
 // context callback, so that a PostgreSQL error (a longjmp) never skips a
@@ -47,17 +49,12 @@ extern "C" {
 #include "access/tableam.h"
 #include "access/transam.h"
 #include "catalog/dependency.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_index.h"
 #include "catalog/pg_inherits.h"
-#include "commands/extension.h"
-#include "utils/acl.h"
-#include "utils/rel.h"
-#include "utils/relcache.h"
-#include "utils/snapmgr.h"
-#include "utils/syscache.h"
-#include "catalog/pg_class.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
+#include "commands/extension.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "nodes/execnodes.h"
@@ -68,13 +65,18 @@ extern "C" {
 #include "optimizer/tlist.h"
 #include "parser/parse_coerce.h"
 #include "parser/parsetree.h"
+#include "tcop/pquery.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/plancache.h"
-#include "tcop/pquery.h"
 #include "utils/portal.h"
+#include "utils/rel.h"
+#include "utils/relcache.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
 #include "utils/tuplestore.h"
 }
 
