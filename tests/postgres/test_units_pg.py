@@ -203,6 +203,21 @@ class Findings(unittest.TestCase):
                              "private_groups: rows_query must not give a negative LIMIT or OFFSET")
 
 
+    def test_finding_3_a_private_condition_over_a_public_table_reads_no_row(self):
+        # Refused when prepared, on both neighbours: the work (rows read, as
+        # the statistics count them, not time) is none on either.
+        rows = "SELECT p.id, p.ward FROM patients p JOIN big b ON p.id = 17 AND NOT p.smoker ORDER BY 1"
+        message = ("private_groups: rows_query must join public relation big to private rows by equality on a column "
+                   "of it with a unique index (so that each private row meets at most one of its rows, and no private "
+                   "value decides how many rows are read)" + DOCS)
+        self.refused_on_both(rows, message)
+        for db in DBS:
+            out = psql("\\set ON_ERROR_STOP 0\nBEGIN; SAVEPOINT s; SELECT * FROM %s; ROLLBACK TO s; "
+                       "SELECT relname, seq_tup_read + coalesce(idx_tup_fetch, 0) FROM pg_stat_xact_user_tables "
+                       "WHERE relname IN ('big', 'patients') ORDER BY 1; COMMIT;" % call(rows), db)
+            self.assertEqual(out, [["big", "0"], ["patients", "0"]], db)
+
+
 # ---- the unit-spoofing suite --------------------------------------------------------------
 
 A, R = "allowed", "refused"
