@@ -715,19 +715,27 @@ void add_conjuncts(Node* n, List** out) {
 }
 
 // The sources of a FROM (range-table indexes of its relations, subqueries,
-// CTEs, VALUES, functions) and the conjuncts of its WHERE and of every ON.
-void collect_from(Node* n, List** rtis, List** quals) {
+// CTEs, VALUES, functions), the conjuncts of its WHERE and of every ON, and
+// the sources on the nullable side of an outer join (their columns are NULL
+// in rows of other units: a NULL unit is no unit to group or partition by).
+void collect_from(Node* n, List** rtis, List** quals, Bitmapset** nullable, bool under_nullable) {
   if (n == nullptr) return;
   ListCell* lc;
   if (IsA(n, RangeTblRef)) {
-    *rtis = lappend_int(*rtis, reinterpret_cast<RangeTblRef*>(n)->rtindex);
+    const int r = reinterpret_cast<RangeTblRef*>(n)->rtindex;
+    *rtis = lappend_int(*rtis, r);
+    if (under_nullable) *nullable = bms_add_member(*nullable, r);
   } else if (IsA(n, FromExpr)) {
-    foreach (lc, reinterpret_cast<FromExpr*>(n)->fromlist) collect_from(static_cast<Node*>(lfirst(lc)), rtis, quals);
+    foreach (lc, reinterpret_cast<FromExpr*>(n)->fromlist)
+      collect_from(static_cast<Node*>(lfirst(lc)), rtis, quals, nullable, under_nullable);
     add_conjuncts(reinterpret_cast<FromExpr*>(n)->quals, quals);
   } else if (IsA(n, JoinExpr)) {
-    collect_from(reinterpret_cast<JoinExpr*>(n)->larg, rtis, quals);
-    collect_from(reinterpret_cast<JoinExpr*>(n)->rarg, rtis, quals);
-    add_conjuncts(reinterpret_cast<JoinExpr*>(n)->quals, quals);
+    const auto* j = reinterpret_cast<JoinExpr*>(n);
+    const bool left = j->jointype == JOIN_RIGHT || j->jointype == JOIN_FULL;
+    const bool right = j->jointype == JOIN_LEFT || j->jointype == JOIN_FULL;
+    collect_from(j->larg, rtis, quals, nullable, under_nullable || left);
+    collect_from(j->rarg, rtis, quals, nullable, under_nullable || right);
+    add_conjuncts(j->quals, quals);
   }
 }
 
@@ -795,6 +803,7 @@ struct Sources {
   char* kind;
   int* domain;
   Bitmapset** unit;  // per private source: its unit columns (attnos, or a subquery's resnos)
+  Bitmapset* nullable;  // sources on the nullable side of an outer join
   int* parent;       // private sources joined on unit = unit (union-find)
   bool* bound;       // private, bounded, or a public relation bound by a unique column
 };
@@ -807,11 +816,17 @@ bool is_unit(const Query* q, const Sources& s, Node* e) {
   return var_source(q, e, &rti, &att) && s.kind[rti] == kPrivate && bms_is_member(att, s.unit[rti]);
 }
 
+// Whether GROUP BY, PARTITION BY or DISTINCT ON clauses include a unit that
+// is never NULL in another unit's row (not from an outer join's nullable side).
 bool clause_has_unit(const Query* q, const Sources& s, List* clauses) {
   ListCell* lc;
   foreach (lc, clauses) {
     TargetEntry* tle = get_sortgroupclause_tle(static_cast<SortGroupClause*>(lfirst(lc)), q->targetList);
-    if (tle != nullptr && is_unit(q, s, reinterpret_cast<Node*>(tle->expr))) return true;
+    int rti;
+    AttrNumber att;
+    if (tle != nullptr && is_unit(q, s, reinterpret_cast<Node*>(tle->expr)) &&
+        var_source(q, reinterpret_cast<Node*>(tle->expr), &rti, &att) && !bms_is_member(rti, s.nullable))
+      return true;
   }
   return false;
 }
@@ -949,8 +964,9 @@ Level analyze_level(UnitCheck* c, Query* q) {
 
   List* rtis = NIL;
   List* quals = NIL;
-  collect_from(reinterpret_cast<Node*>(q->jointree), &rtis, &quals);
   Sources s;
+  s.nullable = nullptr;
+  collect_from(reinterpret_cast<Node*>(q->jointree), &rtis, &quals, &s.nullable, false);
   s.n = list_length(q->rtable) + 1;
   s.kind = static_cast<char*>(palloc0(s.n));
   s.domain = static_cast<int*>(palloc0(s.n * sizeof(int)));

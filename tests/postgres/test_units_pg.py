@@ -269,6 +269,8 @@ SPOOFING = [
     (A, "SELECT id, ward FROM (SELECT id, ward, dense_rank() OVER (PARTITION BY id ORDER BY ward) AS r "
         "FROM patients) s WHERE r = 1 ORDER BY 1"),
     (A, "SELECT DISTINCT patient_id, ward FROM visits ORDER BY 1"),
+    (A, "SELECT p.id, p.ward FROM (SELECT p.id, p.ward, count(*) OVER (PARTITION BY p.id) AS n FROM patients p "
+        "LEFT JOIN visits v ON v.patient_id = p.id) p WHERE p.n > 2 ORDER BY 1"),
     (A, "SELECT s.patient_id, s.ward FROM (SELECT DISTINCT ON (patient_id) patient_id, ward FROM visits "
         "ORDER BY patient_id, id) s ORDER BY 1"),
     # public tables bound by a unique column
@@ -358,6 +360,13 @@ SPOOFING = [
         "WHERE n = 1 ORDER BY 1"),
     (R, "SELECT v.patient_id, max(p.ward) OVER (PARTITION BY v.ward) FROM visits v JOIN patients p ON "
         "p.id = v.patient_id ORDER BY 1"),
+    # a unit from an outer join's nullable side is NULL in other units' rows
+    (R, "SELECT s.id, s.ward FROM (SELECT p.id, p.ward, count(*) OVER (PARTITION BY v.patient_id) AS n FROM "
+        "patients p LEFT JOIN visits v ON v.patient_id = p.id AND v.cost > 5000) s WHERE s.n > 1000 ORDER BY 1"),
+    (R, "SELECT s.id, s.ward FROM (SELECT DISTINCT ON (v.patient_id) p.id, p.ward FROM patients p LEFT JOIN visits v "
+        "ON v.patient_id = p.id AND v.cost > 5000) s ORDER BY 1"),
+    (R, "SELECT s.id, s.ward FROM (SELECT p.id, p.ward, count(*) OVER (PARTITION BY p.id) AS n FROM visits v "
+        "FULL JOIN patients p ON v.patient_id = p.id) s WHERE s.n > 1 ORDER BY 1"),
     # GROUP BY and DISTINCT across units
     (R, "SELECT min(id), ward FROM patients GROUP BY ward ORDER BY 1"),
     (R, "SELECT max(p.id), q.ward FROM patients p JOIN patients q ON q.id = p.id GROUP BY q.ward ORDER BY 1"),
