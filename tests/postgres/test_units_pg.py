@@ -507,8 +507,17 @@ class Spoofing(unittest.TestCase):
             self.assertTrue(error_of("SELECT * FROM %s" % call(rows), db).startswith(
                 "private_groups: rows_query must return as its unit"))
             self.assertEqual(len(psql("SELECT * FROM %s" % call("SELECT id, ward FROM doctors2 ORDER BY 1"), db)), 5)
+            # a declaration that names no column refuses every read of its table
+            psql("UPDATE optdp_units SET unit_column = 'nope' WHERE relation = 'doctors2'::regclass", db)
+            self.assertEqual(error_of("SELECT * FROM %s" % call("SELECT id, ward FROM doctors2 ORDER BY 1"), db),
+                             "private_groups: rows_query must not read doctors2: its declared unit (optdp_units) "
+                             "names no column of it")
+            # a dropped table's declaration counts for nothing
+            psql("CREATE TABLE gone(id int8); INSERT INTO optdp_units VALUES ('gone', 'id'); DROP TABLE gone", db)
+            self.assertEqual(len(psql("SELECT * FROM %s" % call("SELECT id, ward FROM patients ORDER BY 1"), db)), 5)
         finally:
-            psql("DELETE FROM optdp_units WHERE relation = 'doctors2'::regclass; DROP TABLE doctors2", db)
+            psql("DELETE FROM optdp_units WHERE relation = 'doctors2'::regclass OR relation::oid NOT IN "
+                 "(SELECT oid FROM pg_class); DROP TABLE doctors2", db)
 
 
 # ---- analyst mode: SECURITY DEFINER (issue 26, item 9) --------------------------------------------
