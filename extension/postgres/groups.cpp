@@ -810,23 +810,23 @@ struct Sources {
 
 Level analyze_level(UnitCheck* c, Query* q);
 
+// Whether e is the unit of the row: a unit column of a private source that
+// is not on an outer join's nullable side (there it is NULL in rows of other
+// units, so grouping or partitioning by it would gather many units, and a
+// parent query could not tell those rows' unit).
 bool is_unit(const Query* q, const Sources& s, Node* e) {
   int rti;
   AttrNumber att;
-  return var_source(q, e, &rti, &att) && s.kind[rti] == kPrivate && bms_is_member(att, s.unit[rti]);
+  return var_source(q, e, &rti, &att) && s.kind[rti] == kPrivate && bms_is_member(att, s.unit[rti]) &&
+         !bms_is_member(rti, s.nullable);
 }
 
-// Whether GROUP BY, PARTITION BY or DISTINCT ON clauses include a unit that
-// is never NULL in another unit's row (not from an outer join's nullable side).
+// Whether GROUP BY, PARTITION BY or DISTINCT ON clauses include the unit.
 bool clause_has_unit(const Query* q, const Sources& s, List* clauses) {
   ListCell* lc;
   foreach (lc, clauses) {
     TargetEntry* tle = get_sortgroupclause_tle(static_cast<SortGroupClause*>(lfirst(lc)), q->targetList);
-    int rti;
-    AttrNumber att;
-    if (tle != nullptr && is_unit(q, s, reinterpret_cast<Node*>(tle->expr)) &&
-        var_source(q, reinterpret_cast<Node*>(tle->expr), &rti, &att) && !bms_is_member(rti, s.nullable))
-      return true;
+    if (tle != nullptr && is_unit(q, s, reinterpret_cast<Node*>(tle->expr))) return true;
   }
   return false;
 }

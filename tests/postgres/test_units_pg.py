@@ -367,6 +367,10 @@ SPOOFING = [
         "ON v.patient_id = p.id AND v.cost > 5000) s ORDER BY 1"),
     (R, "SELECT s.id, s.ward FROM (SELECT p.id, p.ward, count(*) OVER (PARTITION BY p.id) AS n FROM visits v "
         "FULL JOIN patients p ON v.patient_id = p.id) s WHERE s.n > 1 ORDER BY 1"),
+    (R, "SELECT s.pid, s.ward FROM (SELECT t.pid, t.ward, count(*) OVER (PARTITION BY t.u) AS n FROM (SELECT p.id AS "
+        "pid, p.ward, q.id AS u FROM patients p LEFT JOIN patients q ON q.id = p.id AND p.smoker) t) s "
+        "WHERE s.n > 1000 ORDER BY 1"),
+    (R, "SELECT p.id, v.ward FROM visits v LEFT JOIN patients p ON p.id = v.patient_id ORDER BY 1"),
     # GROUP BY and DISTINCT across units
     (R, "SELECT min(id), ward FROM patients GROUP BY ward ORDER BY 1"),
     (R, "SELECT max(p.id), q.ward FROM patients p JOIN patients q ON q.id = p.id GROUP BY q.ward ORDER BY 1"),
