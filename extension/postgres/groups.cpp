@@ -714,10 +714,52 @@ void add_conjuncts(Node* n, List** out) {
   }
 }
 
+// A conjunct of a join's ON or of WHERE, with what it guarantees: one of
+// WHERE or of an inner join's ON holds in every row (strong); one of a LEFT
+// or RIGHT join's ON holds in every row where a source of the join's
+// nullable side is present (weak); one of a FULL join's ON guarantees
+// nothing about either side.
+enum QualKind : char { kStrong, kWeak, kNone };
+
+struct JoinQual {
+  Node* expr;
+  QualKind kind;
+  Bitmapset* nullable_side;   // kWeak: the sources of the join's nullable side
+  Bitmapset* preserved_side;  // kWeak: those of its other side
+};
+
+void rtis_under(Node* n, Bitmapset** out) {
+  if (n == nullptr) return;
+  ListCell* lc;
+  if (IsA(n, RangeTblRef)) {
+    *out = bms_add_member(*out, reinterpret_cast<RangeTblRef*>(n)->rtindex);
+  } else if (IsA(n, FromExpr)) {
+    foreach (lc, reinterpret_cast<FromExpr*>(n)->fromlist) rtis_under(static_cast<Node*>(lfirst(lc)), out);
+  } else if (IsA(n, JoinExpr)) {
+    rtis_under(reinterpret_cast<JoinExpr*>(n)->larg, out);
+    rtis_under(reinterpret_cast<JoinExpr*>(n)->rarg, out);
+  }
+}
+
+void add_join_quals(Node* quals, QualKind kind, Bitmapset* nullable_side, Bitmapset* preserved_side, List** out) {
+  List* conjuncts = NIL;
+  add_conjuncts(quals, &conjuncts);
+  ListCell* lc;
+  foreach (lc, conjuncts) {
+    auto* jq = static_cast<JoinQual*>(palloc(sizeof(JoinQual)));
+    jq->expr = static_cast<Node*>(lfirst(lc));
+    jq->kind = kind;
+    jq->nullable_side = nullable_side;
+    jq->preserved_side = preserved_side;
+    *out = lappend(*out, jq);
+  }
+}
+
 // The sources of a FROM (range-table indexes of its relations, subqueries,
-// CTEs, VALUES, functions), the conjuncts of its WHERE and of every ON, and
-// the sources on the nullable side of an outer join (their columns are NULL
-// in rows of other units: a NULL unit is no unit to group or partition by).
+// CTEs, VALUES, functions), the conjuncts of its WHERE and of every ON
+// (JoinQual), and the sources on the nullable side of an outer join (their
+// columns are NULL in rows of other units: a NULL unit is no unit to group
+// or partition by).
 void collect_from(Node* n, List** rtis, List** quals, Bitmapset** nullable, bool under_nullable) {
   if (n == nullptr) return;
   ListCell* lc;
@@ -728,14 +770,20 @@ void collect_from(Node* n, List** rtis, List** quals, Bitmapset** nullable, bool
   } else if (IsA(n, FromExpr)) {
     foreach (lc, reinterpret_cast<FromExpr*>(n)->fromlist)
       collect_from(static_cast<Node*>(lfirst(lc)), rtis, quals, nullable, under_nullable);
-    add_conjuncts(reinterpret_cast<FromExpr*>(n)->quals, quals);
+    add_join_quals(reinterpret_cast<FromExpr*>(n)->quals, kStrong, nullptr, nullptr, quals);
   } else if (IsA(n, JoinExpr)) {
     const auto* j = reinterpret_cast<JoinExpr*>(n);
     const bool left = j->jointype == JOIN_RIGHT || j->jointype == JOIN_FULL;
     const bool right = j->jointype == JOIN_LEFT || j->jointype == JOIN_FULL;
     collect_from(j->larg, rtis, quals, nullable, under_nullable || left);
     collect_from(j->rarg, rtis, quals, nullable, under_nullable || right);
-    add_conjuncts(j->quals, quals);
+    Bitmapset *l = nullptr, *r = nullptr;
+    rtis_under(j->larg, &l);
+    rtis_under(j->rarg, &r);
+    if (j->jointype == JOIN_INNER) add_join_quals(j->quals, kStrong, nullptr, nullptr, quals);
+    else if (j->jointype == JOIN_LEFT) add_join_quals(j->quals, kWeak, r, l, quals);
+    else if (j->jointype == JOIN_RIGHT) add_join_quals(j->quals, kWeak, l, r, quals);
+    else add_join_quals(j->quals, kNone, nullptr, nullptr, quals);
   }
 }
 
@@ -979,39 +1027,77 @@ Level analyze_level(UnitCheck* c, Query* q) {
     if (g->found) return out;
   }
 
-  // The private reads: one domain, joined into one on unit = unit.
-  int domain = -1, first = 0;
+  // The private reads: one domain, joined into one on unit = unit. First
+  // by the equalities that hold in every row; every read that is never
+  // NULL-extended must be joined so. Then a read on an outer join's nullable
+  // side joins them through an equality of that join's ON with a read of
+  // its other side already joined (it is present only where that holds).
+  // An equality through a nullable read never joins two reads that are
+  // always present: where that read is NULL-extended they could be any
+  // two units (patients p JOIN patients q ON q.id = 17 LEFT JOIN patients b
+  // ON b.id = p.id AND b.id = q.id).
+  int domain = -1, root = 0;
   foreach (lc, rtis) {
     const int r = lfirst_int(lc);
     s.parent[r] = r;
     if (s.kind[r] != kPrivate) continue;
     if (domain == -1) {
       domain = s.domain[r];
-      first = r;
+      root = r;
     } else if (s.domain[r] != domain) {
       refuse(g, "must not join private relations whose units are not declared linked (optdp_links)%s", kUnitDocs);
       return out;
     }
+    if (bms_is_member(root, s.nullable) && !bms_is_member(r, s.nullable)) root = r;
   }
   if (domain == -1) {
     refuse(g, "must read a private relation only in FROM (not only in a CTE it does not read there)%s", kUnitDocs);
     return out;
   }
-  foreach (lc, quals) {
-    Node* e = static_cast<Node*>(lfirst(lc));
-    if (!IsA(e, OpExpr) || list_length(reinterpret_cast<OpExpr*>(e)->args) != 2 ||
-        !integer_equality(reinterpret_cast<OpExpr*>(e)->opno))
-      continue;
-    int a, b;
-    AttrNumber x, y;
-    if (var_source(q, static_cast<Node*>(linitial(reinterpret_cast<OpExpr*>(e)->args)), &a, &x) &&
-        var_source(q, static_cast<Node*>(lsecond(reinterpret_cast<OpExpr*>(e)->args)), &b, &y) &&
-        s.kind[a] == kPrivate && s.kind[b] == kPrivate && bms_is_member(x, s.unit[a]) && bms_is_member(y, s.unit[b]))
-      s.parent[find_root(s.parent, a)] = find_root(s.parent, b);
+  for (int pass = 0; pass < 2; ++pass) {
+    for (bool changed = true; changed;) {
+      changed = false;
+      foreach (lc, quals) {
+        const auto* jq = static_cast<const JoinQual*>(lfirst(lc));
+        if (jq->kind != (pass == 0 ? kStrong : kWeak)) continue;
+        Node* e = jq->expr;
+        if (!IsA(e, OpExpr) || list_length(reinterpret_cast<OpExpr*>(e)->args) != 2 ||
+            !integer_equality(reinterpret_cast<OpExpr*>(e)->opno))
+          continue;
+        int a, b;
+        AttrNumber x, y;
+        if (!(var_source(q, static_cast<Node*>(linitial(reinterpret_cast<OpExpr*>(e)->args)), &a, &x) &&
+              var_source(q, static_cast<Node*>(lsecond(reinterpret_cast<OpExpr*>(e)->args)), &b, &y) &&
+              s.kind[a] == kPrivate && s.kind[b] == kPrivate && bms_is_member(x, s.unit[a]) &&
+              bms_is_member(y, s.unit[b])))
+          continue;
+        const int ra = find_root(s.parent, a), rb = find_root(s.parent, b), rr = find_root(s.parent, root);
+        if (ra == rb) continue;
+        if (pass == 1) {
+          // a on the nullable side, b on the other, b already joined to the root (or the other way round)
+          const bool ab = bms_is_member(a, jq->nullable_side) && bms_is_member(b, jq->preserved_side) && rb == rr;
+          const bool ba = bms_is_member(b, jq->nullable_side) && bms_is_member(a, jq->preserved_side) && ra == rr;
+          if (!ab && !ba) continue;
+        }
+        s.parent[ra] = rb;
+        changed = true;
+      }
+    }
+    if (pass == 0) {
+      foreach (lc, rtis) {
+        const int r = lfirst_int(lc);
+        if (s.kind[r] == kPrivate && !bms_is_member(r, s.nullable) &&
+            find_root(s.parent, r) != find_root(s.parent, root)) {
+          refuse(g, "must join every read of a private relation to the others on their units (unit = unit in ON or "
+                    "WHERE, not under OR or NOT), so that each row is one unit's%s", kUnitDocs);
+          return out;
+        }
+      }
+    }
   }
   foreach (lc, rtis) {
     const int r = lfirst_int(lc);
-    if (s.kind[r] == kPrivate && find_root(s.parent, r) != find_root(s.parent, first)) {
+    if (s.kind[r] == kPrivate && find_root(s.parent, r) != find_root(s.parent, root)) {
       refuse(g, "must join every read of a private relation to the others on their units (unit = unit in ON or "
                 "WHERE, not under OR or NOT), so that each row is one unit's%s", kUnitDocs);
       return out;
@@ -1027,7 +1113,8 @@ Level analyze_level(UnitCheck* c, Query* q) {
       if (s.kind[r] != kPublicTable || s.bound[r]) continue;
       ListCell* qc;
       foreach (qc, quals) {
-        Node* e = static_cast<Node*>(lfirst(qc));
+        // Any conjunct bounds the rows it matches: at most one per row of the other side.
+        Node* e = static_cast<const JoinQual*>(lfirst(qc))->expr;
         if (!IsA(e, OpExpr) || list_length(reinterpret_cast<OpExpr*>(e)->args) != 2) continue;
         auto* op = reinterpret_cast<OpExpr*>(e);
         for (int side = 0; side < 2 && !s.bound[r]; ++side) {

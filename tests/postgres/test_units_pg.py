@@ -233,6 +233,10 @@ SPOOFING = [
     (A, "SELECT p.id, v.ward FROM patients p JOIN visits v ON p.id = v.patient_id WHERE p.id = 17 ORDER BY 1"),
     (A, "SELECT p.id, p.ward FROM patients p LEFT JOIN visits v ON v.patient_id = p.id ORDER BY 1"),
     (A, "SELECT v.patient_id, p.ward FROM visits v LEFT JOIN patients p ON p.id = v.patient_id ORDER BY 1"),
+    (A, "SELECT p.id, w.ward FROM patients p LEFT JOIN visits v ON v.patient_id = p.id LEFT JOIN visits w ON "
+        "w.patient_id = v.patient_id ORDER BY 1"),
+    (A, "SELECT p.id, v.ward FROM patients p LEFT JOIN (visits v JOIN patients q ON q.id = v.patient_id) ON "
+        "v.patient_id = p.id ORDER BY 1"),
     (A, "SELECT id, ward FROM patients WHERE id = 17 ORDER BY 1"),
     (A, "SELECT id, ward FROM patients WHERE smoker ORDER BY 1"),
     (A, "SELECT id, ward FROM patients WHERE ward IN ('oncology', 'cardiology') ORDER BY 1"),
@@ -301,6 +305,12 @@ SPOOFING = [
     (R, "SELECT p.id, q.ward FROM patients p JOIN patients q ON q.id < p.id ORDER BY 1"),
     (R, "SELECT p.id, q.ward FROM patients p LEFT JOIN patients q ON q.id = 17 ORDER BY 1"),
     (R, "SELECT p.id, q.ward FROM patients p FULL JOIN patients q ON q.id = 17 ORDER BY 1"),
+    # an equality through an outer join's nullable side joins nothing that is always present
+    (R, "SELECT p.id, q.ward FROM patients p JOIN patients q ON q.id = 17 LEFT JOIN patients b ON b.id = p.id "
+        "AND b.id = q.id ORDER BY 1"),
+    (R, "SELECT p.id, q.ward FROM patients p CROSS JOIN patients q LEFT JOIN visits b ON b.patient_id = p.id "
+        "AND b.patient_id = q.id WHERE q.id = 17 ORDER BY 1"),
+    (R, "SELECT p.id, q.ward FROM patients p FULL JOIN patients q ON q.id = p.id ORDER BY 1"),
     (R, "SELECT p.id, q.ward FROM patients p JOIN patients q ON q.smoker = p.smoker AND q.id = 17 ORDER BY 1"),
     (R, "SELECT p.id, v.ward FROM patients p JOIN visits v ON v.id = p.id ORDER BY 1"),
     (R, "SELECT p.id, v.ward FROM patients p JOIN visits v ON v.patient_id = 17 ORDER BY 1"),
