@@ -979,6 +979,7 @@ void analyze_setop(UnitCheck* c, Query* q, Node* n, Level* out, bool* first) {
 }
 
 Level analyze_level(UnitCheck* c, Query* q) {
+  check_stack_depth();  // one frame per nested query (raises, as the parser would)
   Level out{false, -1, nullptr};
   Guard* g = c->g;
   if (g->found || !reads_private(q, c->units, c->levels)) return out;
