@@ -469,6 +469,29 @@ class Spoofing(unittest.TestCase):
                 before += expected == A
                 self.assertEqual(entries(LEDGER), before)
 
+    def test_values_move_by_at_most_one_unit(self):
+        # With max_rows above any patient's rows in a ward (11 visits at most)
+        # no reservoir draw is made, so the same seed gives the same noise on
+        # both neighbours: counts move by at most R rows and sums by at most
+        # R * upper, in the one key (G = 1) of the one unit that differs.
+        R, upper = 20, 5000.0
+        options = "max_groups=1, max_rows=%d, lower=0, upper=%g" % (R, upper)
+        for rows in ("SELECT p.id, v.ward, v.cost FROM visits v JOIN patients p ON p.id = v.patient_id ORDER BY 1",
+                     "SELECT v.patient_id, p.ward, p.income FROM visits v JOIN patients p ON p.id = v.patient_id "
+                     "ORDER BY 1",
+                     "SELECT p.id, q.ward, q.income FROM patients p JOIN patients q ON q.id = p.id ORDER BY 1",
+                     "SELECT patient_id, ward, cost FROM visits UNION ALL SELECT id, ward, income FROM patients "
+                     "ORDER BY 1"):
+            with self.subTest(rows=rows):
+                got = []
+                for db in DBS:
+                    out = psql("SELECT dp_seed(%d); SELECT key, count, sum FROM %s" % (
+                        SEED, call(rows, 1.0, options)), db)
+                    got.append({r[0]: (int(r[1]), float(r[2])) for r in out[1:]})
+                self.assertEqual(sorted(got[0]), sorted(got[1]))
+                self.assertLessEqual(sum(abs(got[0][k][0] - got[1][k][0]) for k in got[0]), R)
+                self.assertLessEqual(sum(abs(got[0][k][1] - got[1][k][1]) for k in got[0]), R * upper + 1e-6)
+
     def test_keys_query_must_not_read_a_private_relation(self):
         for keys in ("SELECT ward FROM patients", "SELECT DISTINCT ward FROM visits", "SELECT ward FROM smokers",
                      "SELECT w.ward FROM wards w WHERE EXISTS (SELECT 1 FROM patients p WHERE p.ward = w.ward)"):
