@@ -6,15 +6,19 @@ Usage: test_units_pg.py <build>/postgres <source dir> [unittest args]
 
 Two neighbouring databases hold the sample database (sql/fixtures/hospital.sql):
 `units1` as it is and `units0` without patient 17 (and the patient's
-visits). Both declare the units (optdp_units: patients.id, visits.patient_id,
-doctors.id; optdp_links: visits.patient_id -> patients.id; doctors are
-another kind of unit) and attach a large ledger.
+visits); a third, `unitsl`, is `units1` with a ledger (dp_seed is refused
+where a ledger is attached), to count the charges. All declare the units
+(optdp_units: patients.id, visits.patient_id, doctors.id; optdp_links:
+visits.patient_id -> patients.id; doctors are another kind of unit).
 
 - Findings of issue 27 on PostgreSQL: the self-join that made patient 17's
   ward 2,001 (finding 1) and the OFFSET / multidimensional ARRAY that fail
   on one row (finding 2) are refused when prepared, identically on both
   neighbours, and charge nothing. On 55e760e the first releases 2,001 and
-  the second fails after the charge on one neighbour only.
+  the second fails after the charge on one neighbour only. A private
+  condition over a large public table (finding 3) is refused when prepared
+  and reads no row of either table (the transaction's statistics), where
+  55e760e reads all of the public table for patient 17 alone.
 - Unit spoofing: 100+ rows queries (self-joins, joins on non-unit columns,
   CROSS JOIN, subqueries and CTEs re-reading a private table, UNION under
   different unit columns, windows, correlated subqueries, GROUP BY across
@@ -23,7 +27,8 @@ another kind of unit) and attach a large ledger.
   both neighbours, no charge) or released on both with the same dp_seed:
   then the counts may differ by at most what one unit moves (max_groups=1,
   max_rows=1: one count by one). The expected outcome of each is checked
-  too, so that the allowed shapes stay allowed.
+  too, so that the allowed shapes stay allowed. Allowed joins with a value
+  column move sums by at most one unit's bound as well.
 - Analyst mode (docs/scale.md's deployment): an analyst without SELECT on
   the private tables releases through a SECURITY DEFINER wrapper of
   private_groups; the unit rules hold there, relations neither declared nor
