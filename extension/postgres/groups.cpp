@@ -7,13 +7,15 @@
 //        mean_low, mean_high) per released key, sorted by key
 //
 // The order docs/boundary.md requires: the call's shape (the only table of a
-// top-level SELECT), every parameter from the arguments alone, both queries
+// top-level SELECT, or of a statement in a SECURITY DEFINER function that
+// another role calls), every parameter from the arguments alone, both queries
 // prepared with SPI and checked on their analysed, rewritten trees (views
 // expanded) against an allow-list of node kinds and built-in functions that
-// cannot fail on a value or quote one, the accumulator allocated, the ledger
-// charged; only then the rows, read-only through SPI cursors. After the
-// charge nothing depends on the data but the noisy values: any error while
-// reading gives one fixed message.
+// cannot fail on a value or quote one, and against the declared privacy
+// units (sql/35-units.sql, docs/grouped.md "Declared units on PostgreSQL"),
+// the accumulator allocated, the ledger charged; only then the rows,
+// read-only through SPI cursors. After the charge nothing depends on the
+// data but the noisy values: any error while reading gives one fixed message.
 //
 // C++ objects live in one heap object (GroupsRun) deleted by a memory
 // context callback, so that a PostgreSQL error (a longjmp) never skips a
@@ -22,6 +24,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -38,10 +41,20 @@ extern "C" {
 #include "postgres.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/stratnum.h"
+#include "access/sysattr.h"
+#include "access/table.h"
+#include "access/tableam.h"
 #include "access/transam.h"
+#include "catalog/dependency.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_index.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
+#include "commands/extension.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "nodes/execnodes.h"
@@ -52,13 +65,18 @@ extern "C" {
 #include "optimizer/tlist.h"
 #include "parser/parse_coerce.h"
 #include "parser/parsetree.h"
+#include "tcop/pquery.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/plancache.h"
-#include "tcop/pquery.h"
 #include "utils/portal.h"
+#include "utils/rel.h"
+#include "utils/relcache.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
 #include "utils/tuplestore.h"
 }
 
@@ -207,6 +225,28 @@ bool constant_call(Node* node) {
   return true;
 }
 
+// A LIMIT or OFFSET that is a constant: a Const, or the parser's widening
+// cast of an integer literal to bigint (LIMIT 10 is int8(10)).
+bool limit_constant(Node* n, bool* null, std::int64_t* v) {
+  while (n != nullptr && IsA(n, RelabelType)) n = reinterpret_cast<Node*>(reinterpret_cast<RelabelType*>(n)->arg);
+  if (n != nullptr && IsA(n, FuncExpr) && list_length(reinterpret_cast<FuncExpr*>(n)->args) == 1 &&
+      (reinterpret_cast<FuncExpr*>(n)->funcid == F_INT8_INT4 || reinterpret_cast<FuncExpr*>(n)->funcid == F_INT8_INT2)) {
+    const Oid f = reinterpret_cast<FuncExpr*>(n)->funcid;
+    Node* a = static_cast<Node*>(linitial(reinterpret_cast<FuncExpr*>(n)->args));
+    if (!IsA(a, Const)) return false;
+    const Const* c = reinterpret_cast<const Const*>(a);
+    *null = c->constisnull;
+    *v = c->constisnull ? 0 : f == F_INT8_INT4 ? DatumGetInt32(c->constvalue) : DatumGetInt16(c->constvalue);
+    return true;
+  }
+  if (n == nullptr || !IsA(n, Const)) return false;
+  const Const* c = reinterpret_cast<const Const*>(n);
+  if (c->consttype != INT8OID) return false;
+  *null = c->constisnull;
+  *v = c->constisnull ? 0 : DatumGetInt64(c->constvalue);
+  return true;
+}
+
 // PostgreSQL 15's walkers take bool (*)() (through void (*)(void), which
 // -Wcast-function-type accepts).
 using Walker = bool (*)();
@@ -225,6 +265,23 @@ bool guard_walker(Node* node, void* context) {
       if (q->hasRecursive) {
         refuse(g, "must not use a recursive CTE (its time and memory could depend on the rows)");
         return true;
+      }
+      // LIMIT and OFFSET: constants only. An expression (OFFSET CASE WHEN
+      // EXISTS (...) THEN -1 ELSE 0 END), or a negative constant, is
+      // evaluated and checked only when the first row is fetched: after the
+      // charge, and with an outcome (an error or rows) that can depend on a row.
+      for (Node* l : {q->limitCount, q->limitOffset}) {
+        if (l == nullptr) continue;
+        bool null;
+        std::int64_t v;
+        if (!limit_constant(l, &null, &v)) {
+          refuse(g, "must give LIMIT and OFFSET as constants (an expression is evaluated only when a row is read)");
+          return true;
+        }
+        if (!null && v < 0) {
+          refuse(g, "must not give a negative LIMIT or OFFSET");
+          return true;
+        }
       }
       check_sort_collations(g, q->sortClause, q->targetList);
       check_sort_collations(g, q->groupClause, q->targetList);
@@ -319,6 +376,29 @@ bool guard_walker(Node* node, void* context) {
       }
       break;
     }
+    case T_ArrayExpr: {
+      // ARRAY[...]: a multidimensional one raises when its parts' dimensions
+      // differ (ARRAY[ARRAY[1], CASE ... THEN ARRAY[1, 2] ... END]), which
+      // only a row can show; one of variable-length values read from rows
+      // can exceed the largest array. One dimension of fixed-length values,
+      // or of constants, cannot fail.
+      auto* a = reinterpret_cast<ArrayExpr*>(node);
+      if (a->multidims) {
+        refuse(g, "must not build a multidimensional array (it fails when its parts' dimensions differ, which only a "
+                  "row can show)");
+        return true;
+      }
+      if (get_typlen(a->element_typeid) < 0) {
+        ListCell* lc;
+        foreach (lc, a->elements)
+          if (!IsA(static_cast<Node*>(lfirst(lc)), Const)) {
+            refuse(g, "must not build an array of variable-length values from columns (its size could exceed the "
+                      "largest array on one row's values)");
+            return true;
+          }
+      }
+      break;
+    }
     case T_Var:
     case T_Const:
     case T_Param:
@@ -337,7 +417,6 @@ bool guard_walker(Node* node, void* context) {
     case T_CaseTestExpr:
     case T_CoalesceExpr:
     case T_CollateExpr:
-    case T_ArrayExpr:
     case T_NullTest:
     case T_BooleanTest:
     case T_TargetEntry:
@@ -369,6 +448,805 @@ bool guard_walker(Node* node, void* context) {
     return true;
   }
   return expression_tree_walker(node, walker_cast(guard_walker), context);
+}
+
+// ---- declared units (sql/35-units.sql, docs/grouped.md) ------------------------------
+//
+// Who a row belongs to is the data's owner's declaration (optdp_units,
+// optdp_links), never the analyst's SQL. A rows query that reads a declared
+// (private) relation is checked on its analysed, rewritten tree (views
+// expanded), level by level, against shapes that keep every output row to
+// the one unit of the private rows it comes from:
+//  - the release's unit (column 1) is a declared unit column of a private
+//    relation read in FROM (through subqueries, CTEs and UNION [ALL] of
+//    queries that return it in the same column);
+//  - every read of a private relation (a self-join, a CTE read twice) is
+//    joined to the others on unit = unit (an integer equality, a top-level
+//    conjunct of WHERE or of a join's ON), and only relations whose units
+//    are declared linked are joined: so all private values of a row are
+//    one unit's;
+//  - GROUP BY, window partitions and DISTINCT include the unit (else one
+//    unit's value would reach another's row); no LIMIT or OFFSET (they pick
+//    rows across units), no subquery in an expression, no LATERAL;
+//  - a public relation is joined by equality on a column with a unique
+//    index, to values of relations already so bound (so each private row
+//    meets at most one of its rows, and no private value decides how many
+//    public rows are produced: finding 3 of issue 27); VALUES and function
+//    calls in FROM have as many rows as the query's text says.
+// Everything else is refused when prepared, with one message that names the
+// rule (and, where it helps, a relation the query names), never a value.
+// The walk is C-style (palloc, Lists, Bitmapsets): it calls PostgreSQL
+// functions that may raise, so no C++ object with a destructor is alive.
+
+struct Declared {
+  Oid relid;
+  AttrNumber unit;  // InvalidAttrNumber when the declared name is no column of the relation
+  int domain;       // relations whose units are linked share a domain
+};
+
+struct Units {
+  int n;
+  Declared* d;  // palloc'd
+};
+
+int declared(const Units* u, Oid relid) {
+  for (int i = 0; i < u->n; ++i)
+    if (u->d[i].relid == relid) return i;
+  return -1;
+}
+
+int find_root(int* parent, int i) {
+  while (parent[i] != i) i = parent[i] = parent[parent[i]];
+  return i;
+}
+
+// The extension's table `name`: in the extension's schema, and a member of
+// the extension (so no role can stand another table in for it).
+Relation open_extension_table(Oid ext, Oid nsp, const char* name) {
+  const Oid relid = get_relname_relid(name, nsp);
+  if (!OidIsValid(relid) || getExtensionOfObject(RelationRelationId, relid) != ext)
+    ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                    errmsg("%s: the extension's table %s is missing (sql/35-units.sql): update the extension", kName,
+                           name)));
+  return table_open(relid, AccessShareLock);
+}
+
+// Reads the declarations with the statement's snapshot, by the tables' OIDs,
+// with no permission check (the caller may not read them) and no SQL. The
+// extension is not relocatable: its tables are in the schema of its
+// function `fn` (private_groups).
+Units load_units(Oid fn) {
+  Units u{0, nullptr};
+  const Oid ext = get_extension_oid("optdp", false);
+  const Oid nsp = get_func_namespace(fn);
+  int cap = 8;
+  u.d = static_cast<Declared*>(palloc(cap * sizeof(Declared)));
+  Relation rel = open_extension_table(ext, nsp, "optdp_units");
+  TableScanDesc scan = table_beginscan(rel, GetActiveSnapshot(), 0, nullptr);
+  HeapTuple tup;
+  while ((tup = heap_getnext(scan, ForwardScanDirection)) != nullptr) {
+    bool null_rel, null_col;
+    const Datum r = heap_getattr(tup, 1, RelationGetDescr(rel), &null_rel);
+    const Datum c = heap_getattr(tup, 2, RelationGetDescr(rel), &null_col);
+    if (null_rel || null_col) continue;
+    const char kind = get_rel_relkind(DatumGetObjectId(r));
+    // Tables only: a view's rows are its tables' (declare those).
+    if (kind != RELKIND_RELATION && kind != RELKIND_PARTITIONED_TABLE && kind != RELKIND_MATVIEW &&
+        kind != RELKIND_FOREIGN_TABLE)
+      continue;
+    if (u.n == cap) {
+      cap *= 2;
+      u.d = static_cast<Declared*>(repalloc(u.d, cap * sizeof(Declared)));
+    }
+    Declared& d = u.d[u.n];
+    d.relid = DatumGetObjectId(r);
+    d.unit = get_attnum(d.relid, NameStr(*DatumGetName(c)));
+    d.domain = u.n;
+    ++u.n;
+  }
+  table_endscan(scan);
+  table_close(rel, AccessShareLock);
+  // The links: one domain per connected set of declared unit columns.
+  int* parent = static_cast<int*>(palloc((u.n + 1) * sizeof(int)));
+  for (int i = 0; i < u.n; ++i) parent[i] = i;
+  rel = open_extension_table(ext, nsp, "optdp_links");
+  scan = table_beginscan(rel, GetActiveSnapshot(), 0, nullptr);
+  while ((tup = heap_getnext(scan, ForwardScanDirection)) != nullptr) {
+    bool null[4];
+    Datum v[4];
+    for (int a = 0; a < 4; ++a) v[a] = heap_getattr(tup, a + 1, RelationGetDescr(rel), &null[a]);
+    if (null[0] || null[1] || null[2] || null[3]) continue;
+    const int i = declared(&u, DatumGetObjectId(v[0])), j = declared(&u, DatumGetObjectId(v[2]));
+    if (i < 0 || j < 0 || u.d[i].unit == InvalidAttrNumber || u.d[j].unit == InvalidAttrNumber) continue;
+    // A link counts only between the two declared unit columns.
+    if (get_attnum(u.d[i].relid, NameStr(*DatumGetName(v[1]))) != u.d[i].unit ||
+        get_attnum(u.d[j].relid, NameStr(*DatumGetName(v[3]))) != u.d[j].unit)
+      continue;
+    parent[find_root(parent, i)] = find_root(parent, j);
+  }
+  table_endscan(scan);
+  table_close(rel, AccessShareLock);
+  for (int i = 0; i < u.n; ++i) u.d[i].domain = find_root(parent, i);
+  return u;
+}
+
+// Whether a query reads a declared relation anywhere, or (relations) any
+// relation or CTE at all; a CTE it reads that an enclosing query defines
+// is followed to that query's CTE list. `levels`: the queries being walked,
+// innermost first (the enclosing ones of the query walked first included).
+struct PrivateFinder {
+  const Units* units;
+  bool relations;
+  List* levels;
+  Oid found;     // the declared (or, with `relations`, any) relation found
+  bool any_cte;  // with `relations`: a CTE was found
+};
+
+bool private_walker(Node* node, void* context) {
+  if (node == nullptr) return false;
+  auto* f = static_cast<PrivateFinder*>(context);
+  if (IsA(node, RangeTblEntry)) {
+    auto* rte = reinterpret_cast<RangeTblEntry*>(node);
+    if (rte->rtekind == RTE_RELATION && (f->relations || declared(f->units, rte->relid) >= 0)) {
+      f->found = rte->relid;
+      return true;
+    }
+    if (rte->rtekind == RTE_CTE && f->relations) {
+      f->any_cte = true;
+      return true;
+    }
+    if (rte->rtekind == RTE_CTE && rte->ctelevelsup > 0 && rte->ctelevelsup < static_cast<Index>(list_length(f->levels))) {
+      // A CTE of an enclosing query: walk its body as a child of that query
+      // (its owner heads the list; the body's references to its sibling
+      // CTEs are one level up). A CTE of this query is walked with its
+      // cteList.
+      List* saved = f->levels;
+      f->levels = list_copy_tail(saved, static_cast<int>(rte->ctelevelsup));
+      const Query* owner = static_cast<const Query*>(list_nth(saved, static_cast<int>(rte->ctelevelsup)));
+      bool hit = false;
+      ListCell* lc;
+      foreach (lc, owner->cteList) {
+        auto* cte = static_cast<CommonTableExpr*>(lfirst(lc));
+        if (std::strcmp(cte->ctename, rte->ctename) == 0) hit = private_walker(cte->ctequery, context);
+        if (hit) break;
+      }
+      f->levels = saved;
+      return hit;
+    }
+    return false;
+  }
+  if (IsA(node, Query)) {
+    f->levels = lcons(node, f->levels);
+    const bool hit = query_tree_walker(reinterpret_cast<Query*>(node), walker_cast(private_walker), context,
+                                       QTW_EXAMINE_RTES_BEFORE);
+    f->levels = list_delete_first(f->levels);
+    return hit;
+  }
+  return expression_tree_walker(node, walker_cast(private_walker), context);
+}
+
+bool reads_private(Query* q, const Units* units, List* levels, bool relations = false) {
+  PrivateFinder f{units, relations, list_copy(levels), InvalidOid, false};
+  private_walker(reinterpret_cast<Node*>(q), &f);
+  return OidIsValid(f.found) || f.any_cte;
+}
+
+constexpr const char* kUnitDocs = " (docs/grouped.md, \"Declared units on PostgreSQL\")";
+
+// A unit-preserving cast: a RelabelType or a widening integer cast.
+Node* strip_unit_cast(Node* e) {
+  for (;;) {
+    if (e != nullptr && IsA(e, RelabelType)) {
+      e = reinterpret_cast<Node*>(reinterpret_cast<RelabelType*>(e)->arg);
+    } else if (e != nullptr && IsA(e, FuncExpr) && list_length(reinterpret_cast<FuncExpr*>(e)->args) == 1 &&
+               (reinterpret_cast<FuncExpr*>(e)->funcid == F_INT4_INT2 ||
+                reinterpret_cast<FuncExpr*>(e)->funcid == F_INT8_INT2 ||
+                reinterpret_cast<FuncExpr*>(e)->funcid == F_INT8_INT4)) {
+      e = static_cast<Node*>(linitial(reinterpret_cast<FuncExpr*>(e)->args));
+    } else {
+      return e;
+    }
+  }
+}
+
+// The source (range-table index of q) and column that e reads, if e is a
+// column of q's FROM (through join aliases and unit-preserving casts).
+bool var_source(const Query* q, Node* e, int* rti, AttrNumber* att) {
+  e = strip_unit_cast(e);
+  if (e == nullptr || !IsA(e, Var)) return false;
+  const Var* v = reinterpret_cast<const Var*>(e);
+  if (v->varlevelsup != 0 || v->varattno <= 0) return false;
+  const RangeTblEntry* rte = rt_fetch(v->varno, q->rtable);
+  if (rte->rtekind == RTE_JOIN) {
+    if (v->varattno > list_length(rte->joinaliasvars)) return false;
+    return var_source(q, static_cast<Node*>(list_nth(rte->joinaliasvars, v->varattno - 1)), rti, att);
+  }
+  *rti = static_cast<int>(v->varno);
+  *att = v->varattno;
+  return true;
+}
+
+// The sources (range-table indexes) an expression of q reads; `unknown`
+// when it reads a whole join row, an outer query or a subquery.
+struct VarsOf {
+  const Query* q;
+  Bitmapset* rtis;
+  bool unknown;
+};
+
+bool vars_walker(Node* node, void* context) {
+  if (node == nullptr) return false;
+  auto* c = static_cast<VarsOf*>(context);
+  if (IsA(node, Var)) {
+    const Var* v = reinterpret_cast<const Var*>(node);
+    if (v->varlevelsup != 0) {
+      c->unknown = true;
+      return false;
+    }
+    const RangeTblEntry* rte = rt_fetch(v->varno, c->q->rtable);
+    if (rte->rtekind == RTE_JOIN) {
+      if (v->varattno <= 0 || v->varattno > list_length(rte->joinaliasvars)) {
+        c->unknown = true;
+        return false;
+      }
+      return vars_walker(static_cast<Node*>(list_nth(rte->joinaliasvars, v->varattno - 1)), context);
+    }
+    c->rtis = bms_add_member(c->rtis, static_cast<int>(v->varno));
+    return false;
+  }
+  if (IsA(node, Query) || IsA(node, SubLink)) {
+    c->unknown = true;
+    return false;
+  }
+  return expression_tree_walker(node, walker_cast(vars_walker), context);
+}
+
+// The conjuncts of a qualification (AND flattened; not under OR or NOT).
+void add_conjuncts(Node* n, List** out) {
+  if (n == nullptr) return;
+  ListCell* lc;
+  if (IsA(n, List)) {
+    foreach (lc, reinterpret_cast<List*>(n)) add_conjuncts(static_cast<Node*>(lfirst(lc)), out);
+  } else if (is_andclause(n)) {
+    foreach (lc, reinterpret_cast<BoolExpr*>(n)->args) add_conjuncts(static_cast<Node*>(lfirst(lc)), out);
+  } else {
+    *out = lappend(*out, n);
+  }
+}
+
+// A conjunct of a join's ON or of WHERE, with what it guarantees: one of
+// WHERE or of an inner join's ON holds in every row (strong); one of a LEFT
+// or RIGHT join's ON holds in every row where a source of the join's
+// nullable side is present (weak); one of a FULL join's ON guarantees
+// nothing about either side.
+enum QualKind : char { kStrong, kWeak, kNone };
+
+struct JoinQual {
+  Node* expr;
+  QualKind kind;
+  Bitmapset* nullable_side;   // kWeak: the sources of the join's nullable side
+  Bitmapset* preserved_side;  // kWeak: those of its other side
+};
+
+void rtis_under(Node* n, Bitmapset** out) {
+  if (n == nullptr) return;
+  ListCell* lc;
+  if (IsA(n, RangeTblRef)) {
+    *out = bms_add_member(*out, reinterpret_cast<RangeTblRef*>(n)->rtindex);
+  } else if (IsA(n, FromExpr)) {
+    foreach (lc, reinterpret_cast<FromExpr*>(n)->fromlist) rtis_under(static_cast<Node*>(lfirst(lc)), out);
+  } else if (IsA(n, JoinExpr)) {
+    rtis_under(reinterpret_cast<JoinExpr*>(n)->larg, out);
+    rtis_under(reinterpret_cast<JoinExpr*>(n)->rarg, out);
+  }
+}
+
+void add_join_quals(Node* quals, QualKind kind, Bitmapset* nullable_side, Bitmapset* preserved_side, List** out) {
+  List* conjuncts = NIL;
+  add_conjuncts(quals, &conjuncts);
+  ListCell* lc;
+  foreach (lc, conjuncts) {
+    auto* jq = static_cast<JoinQual*>(palloc(sizeof(JoinQual)));
+    jq->expr = static_cast<Node*>(lfirst(lc));
+    jq->kind = kind;
+    jq->nullable_side = nullable_side;
+    jq->preserved_side = preserved_side;
+    *out = lappend(*out, jq);
+  }
+}
+
+// The sources of a FROM (range-table indexes of its relations, subqueries,
+// CTEs, VALUES, functions), the conjuncts of its WHERE and of every ON
+// (JoinQual), and the sources on the nullable side of an outer join (their
+// columns are NULL in rows of other units: a NULL unit is no unit to group
+// or partition by).
+void collect_from(Node* n, List** rtis, List** quals, Bitmapset** nullable, bool under_nullable) {
+  if (n == nullptr) return;
+  ListCell* lc;
+  if (IsA(n, RangeTblRef)) {
+    const int r = reinterpret_cast<RangeTblRef*>(n)->rtindex;
+    *rtis = lappend_int(*rtis, r);
+    if (under_nullable) *nullable = bms_add_member(*nullable, r);
+  } else if (IsA(n, FromExpr)) {
+    foreach (lc, reinterpret_cast<FromExpr*>(n)->fromlist)
+      collect_from(static_cast<Node*>(lfirst(lc)), rtis, quals, nullable, under_nullable);
+    add_join_quals(reinterpret_cast<FromExpr*>(n)->quals, kStrong, nullptr, nullptr, quals);
+  } else if (IsA(n, JoinExpr)) {
+    const auto* j = reinterpret_cast<JoinExpr*>(n);
+    const bool left = j->jointype == JOIN_RIGHT || j->jointype == JOIN_FULL;
+    const bool right = j->jointype == JOIN_LEFT || j->jointype == JOIN_FULL;
+    collect_from(j->larg, rtis, quals, nullable, under_nullable || left);
+    collect_from(j->rarg, rtis, quals, nullable, under_nullable || right);
+    Bitmapset *l = nullptr, *r = nullptr;
+    rtis_under(j->larg, &l);
+    rtis_under(j->rarg, &r);
+    if (j->jointype == JOIN_INNER) add_join_quals(j->quals, kStrong, nullptr, nullptr, quals);
+    else if (j->jointype == JOIN_LEFT) add_join_quals(j->quals, kWeak, r, l, quals);
+    else if (j->jointype == JOIN_RIGHT) add_join_quals(j->quals, kWeak, l, r, quals);
+    else add_join_quals(j->quals, kNone, nullptr, nullptr, quals);
+  }
+}
+
+bool integer_equality(Oid opno) {
+  const Oid f = get_opcode(opno);
+  return f == F_INT2EQ || f == F_INT4EQ || f == F_INT8EQ || f == F_INT24EQ || f == F_INT42EQ || f == F_INT28EQ ||
+         f == F_INT82EQ || f == F_INT48EQ || f == F_INT84EQ;
+}
+
+// Whether `att` of the public relation of rte has a unique, immediate,
+// valid, non-partial single-column index whose operator family has opno as
+// its equality: then `att = x` matches at most one row for each x.
+bool unique_column(const RangeTblEntry* rte, AttrNumber att, Oid opno, Oid collation) {
+  const char kind = get_rel_relkind(rte->relid);
+  if (kind != RELKIND_RELATION && kind != RELKIND_PARTITIONED_TABLE && kind != RELKIND_MATVIEW) return false;
+  // A unique index of a plain table does not cover its inheritance children.
+  if (rte->inh && kind == RELKIND_RELATION && has_subclass(rte->relid)) return false;
+  // Equality under a nondeterministic collation can match several values
+  // that a unique index keeps apart.
+  if (OidIsValid(collation) && !get_collation_isdeterministic(collation)) return false;
+  bool found = false;
+  Relation rel = table_open(rte->relid, AccessShareLock);
+  List* indexes = RelationGetIndexList(rel);
+  ListCell* lc;
+  foreach (lc, indexes) {
+    HeapTuple t = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(lfirst_oid(lc)));
+    if (!HeapTupleIsValid(t)) continue;
+    const auto* ix = reinterpret_cast<Form_pg_index>(GETSTRUCT(t));
+    if (ix->indisunique && ix->indimmediate && ix->indisvalid && ix->indnkeyatts == 1 && ix->indkey.values[0] == att &&
+        heap_attisnull(t, Anum_pg_index_indpred, nullptr) && heap_attisnull(t, Anum_pg_index_indexprs, nullptr)) {
+      bool isnull;
+      const Datum d = SysCacheGetAttr(INDEXRELID, t, Anum_pg_index_indclass, &isnull);
+      if (!isnull) {
+        const auto* classes = reinterpret_cast<const oidvector*>(DatumGetPointer(d));
+        const Oid family = get_opclass_family(classes->values[0]);
+        if (get_op_opfamily_strategy(opno, family) == BTEqualStrategyNumber) found = true;
+      }
+    }
+    ReleaseSysCache(t);
+    if (found) break;
+  }
+  list_free(indexes);
+  table_close(rel, AccessShareLock);
+  return found;
+}
+
+// What a query level reads, as its parent sees it.
+struct Level {
+  bool is_private;
+  int domain;
+  Bitmapset* unit_out;  // resnos of the output columns that carry the row's unit
+};
+
+enum SourceKind : char { kNotSource, kPrivate, kPublicTable, kBounded, kPublicOther };
+
+struct UnitCheck {
+  Guard* g;
+  const Units* units;
+  List* levels;  // the enclosing queries, innermost first (for a CTE's ctelevelsup)
+};
+
+// One query level's FROM.
+struct Sources {
+  int n;  // list_length(rtable) + 1
+  char* kind;
+  int* domain;
+  Bitmapset** unit;  // per private source: its unit columns (attnos, or a subquery's resnos)
+  Bitmapset* nullable;  // sources on the nullable side of an outer join
+  int* parent;       // private sources joined on unit = unit (union-find)
+  bool* bound;       // private, bounded, or a public relation bound by a unique column
+};
+
+Level analyze_level(UnitCheck* c, Query* q);
+
+// Whether e is the unit of the row: a unit column of a private source that
+// is not on an outer join's nullable side (there it is NULL in rows of other
+// units, so grouping or partitioning by it would gather many units, and a
+// parent query could not tell those rows' unit).
+bool is_unit(const Query* q, const Sources& s, Node* e) {
+  int rti;
+  AttrNumber att;
+  return var_source(q, e, &rti, &att) && s.kind[rti] == kPrivate && bms_is_member(att, s.unit[rti]) &&
+         !bms_is_member(rti, s.nullable);
+}
+
+// Whether GROUP BY, PARTITION BY or DISTINCT ON clauses include the unit.
+bool clause_has_unit(const Query* q, const Sources& s, List* clauses) {
+  ListCell* lc;
+  foreach (lc, clauses) {
+    TargetEntry* tle = get_sortgroupclause_tle(static_cast<SortGroupClause*>(lfirst(lc)), q->targetList);
+    if (tle != nullptr && is_unit(q, s, reinterpret_cast<Node*>(tle->expr))) return true;
+  }
+  return false;
+}
+
+// A subquery or CTE body, analysed with `levels` as its enclosing queries.
+Level analyze_in(UnitCheck* c, Query* sub, List* levels) {
+  List* saved = c->levels;
+  c->levels = levels;
+  Level l = analyze_level(c, sub);
+  c->levels = saved;
+  return l;
+}
+
+void classify(UnitCheck* c, Query* q, int rti, Sources* s) {
+  RangeTblEntry* rte = rt_fetch(rti, q->rtable);
+  if (rte->lateral) {
+    refuse(c->g, "must not use LATERAL where it reads a private relation%s", kUnitDocs);
+    return;
+  }
+  Level l{false, -1, nullptr};
+  switch (rte->rtekind) {
+    case RTE_RELATION: {
+      const int i = declared(c->units, rte->relid);
+      if (i < 0) {
+        s->kind[rti] = kPublicTable;
+        return;
+      }
+      if (c->units->d[i].unit == InvalidAttrNumber) {
+        refuse(c->g, "must not read %s: its declared unit (optdp_units) names no column of it", get_rel_name(rte->relid));
+        return;
+      }
+      s->kind[rti] = kPrivate;
+      s->domain[rti] = c->units->d[i].domain;
+      s->unit[rti] = bms_make_singleton(c->units->d[i].unit);
+      return;
+    }
+    case RTE_SUBQUERY: l = analyze_in(c, rte->subquery, lcons(q, c->levels)); break;
+    case RTE_CTE: {
+      // The CTE's query, in the level that defines it; its enclosing queries
+      // start with that level.
+      List* levels = lcons(q, c->levels);
+      if (rte->ctelevelsup >= static_cast<Index>(list_length(levels))) {
+        refuse(c->g, "must read only tables, views and subqueries");
+        return;
+      }
+      levels = list_copy_tail(levels, static_cast<int>(rte->ctelevelsup));
+      const Query* owner = static_cast<const Query*>(linitial(levels));
+      CommonTableExpr* cte = nullptr;
+      ListCell* lc;
+      foreach (lc, owner->cteList)
+        if (std::strcmp(static_cast<CommonTableExpr*>(lfirst(lc))->ctename, rte->ctename) == 0)
+          cte = static_cast<CommonTableExpr*>(lfirst(lc));
+      if (cte == nullptr || !IsA(cte->ctequery, Query)) {
+        refuse(c->g, "must read only tables, views and subqueries");
+        return;
+      }
+      l = analyze_in(c, reinterpret_cast<Query*>(cte->ctequery), levels);
+      break;
+    }
+    case RTE_VALUES:
+    case RTE_RESULT:
+    case RTE_FUNCTION: s->kind[rti] = kBounded; return;
+    default: return;
+  }
+  if (l.is_private) {
+    s->kind[rti] = kPrivate;
+    s->domain[rti] = l.domain;
+    s->unit[rti] = l.unit_out;
+  } else if (rte->rtekind == RTE_SUBQUERY && !reads_private(rte->subquery, c->units, lcons(q, c->levels), true)) {
+    // No relation and no CTE: rows written in the query's text ((VALUES ...) x).
+    s->kind[rti] = kBounded;
+  } else {
+    s->kind[rti] = kPublicOther;
+  }
+}
+
+// UNION [ALL] of private queries that each return the unit in the same
+// column, in one domain.
+void analyze_setop(UnitCheck* c, Query* q, Node* n, Level* out, bool* first) {
+  if (c->g->found || n == nullptr) return;
+  if (IsA(n, SetOperationStmt)) {
+    auto* op = reinterpret_cast<SetOperationStmt*>(n);
+    if (op->op != SETOP_UNION) {
+      refuse(c->g, "must not use INTERSECT or EXCEPT where it reads a private relation%s", kUnitDocs);
+      return;
+    }
+    analyze_setop(c, q, op->larg, out, first);
+    analyze_setop(c, q, op->rarg, out, first);
+    return;
+  }
+  if (!IsA(n, RangeTblRef)) return;
+  RangeTblEntry* rte = rt_fetch(reinterpret_cast<RangeTblRef*>(n)->rtindex, q->rtable);
+  const Level l = analyze_in(c, rte->subquery, lcons(q, c->levels));
+  if (c->g->found) return;
+  if (!l.is_private || (!*first && l.domain != out->domain)) {
+    refuse(c->g, "must combine private rows by UNION only with private rows of linked units%s", kUnitDocs);
+    return;
+  }
+  out->unit_out = *first ? l.unit_out : bms_intersect(out->unit_out, l.unit_out);
+  out->domain = l.domain;
+  *first = false;
+}
+
+Level analyze_level(UnitCheck* c, Query* q) {
+  check_stack_depth();  // one frame per nested query (raises, as the parser would)
+  Level out{false, -1, nullptr};
+  Guard* g = c->g;
+  if (g->found || !reads_private(q, c->units, c->levels)) return out;
+  out.is_private = true;
+  if (q->hasSubLinks) {
+    refuse(g, "must not use a subquery in an expression (EXISTS, IN, ANY, ALL) where it reads a private relation: "
+              "join on the unit instead%s", kUnitDocs);
+    return out;
+  }
+  // LIMIT ALL and OFFSET 0 choose nothing (the guard made both constants).
+  bool limit_null = true, offset_null = true;
+  std::int64_t limit = 0, offset = 0;
+  if (q->limitCount != nullptr && !limit_constant(q->limitCount, &limit_null, &limit)) limit_null = false;
+  if (q->limitOffset != nullptr && !limit_constant(q->limitOffset, &offset_null, &offset)) offset = 1;
+  if (!limit_null || (!offset_null && offset != 0)) {
+    refuse(g, "must not use LIMIT or OFFSET where it reads a private relation (they choose rows across units)%s",
+           kUnitDocs);
+    return out;
+  }
+  if (q->setOperations != nullptr) {
+    bool first = true;
+    analyze_setop(c, q, q->setOperations, &out, &first);
+    if (!g->found && bms_is_empty(out.unit_out))
+      refuse(g, "must not combine by UNION private rows whose units are in different columns%s", kUnitDocs);
+    return out;
+  }
+  if (q->groupingSets != NIL) {
+    refuse(g, "must not use GROUPING SETS, ROLLUP or CUBE where it reads a private relation%s", kUnitDocs);
+    return out;
+  }
+
+  List* rtis = NIL;
+  List* quals = NIL;
+  Sources s;
+  s.nullable = nullptr;
+  collect_from(reinterpret_cast<Node*>(q->jointree), &rtis, &quals, &s.nullable, false);
+  s.n = list_length(q->rtable) + 1;
+  s.kind = static_cast<char*>(palloc0(s.n));
+  s.domain = static_cast<int*>(palloc0(s.n * sizeof(int)));
+  s.unit = static_cast<Bitmapset**>(palloc0(s.n * sizeof(Bitmapset*)));
+  s.parent = static_cast<int*>(palloc0(s.n * sizeof(int)));
+  s.bound = static_cast<bool*>(palloc0(s.n * sizeof(bool)));
+  ListCell* lc;
+  foreach (lc, rtis) {
+    classify(c, q, lfirst_int(lc), &s);
+    if (g->found) return out;
+  }
+
+  // The private reads: one domain, joined into one on unit = unit. First
+  // by the equalities that hold in every row; every read that is never
+  // NULL-extended must be joined so. Then a read on an outer join's nullable
+  // side joins them through an equality of that join's ON with a read of
+  // its other side already joined (it is present only where that holds).
+  // An equality through a nullable read never joins two reads that are
+  // always present: where that read is NULL-extended they could be any
+  // two units (patients p JOIN patients q ON q.id = 17 LEFT JOIN patients b
+  // ON b.id = p.id AND b.id = q.id).
+  int domain = -1, root = 0;
+  foreach (lc, rtis) {
+    const int r = lfirst_int(lc);
+    s.parent[r] = r;
+    if (s.kind[r] != kPrivate) continue;
+    if (domain == -1) {
+      domain = s.domain[r];
+      root = r;
+    } else if (s.domain[r] != domain) {
+      refuse(g, "must not join private relations whose units are not declared linked (optdp_links)%s", kUnitDocs);
+      return out;
+    }
+    if (bms_is_member(root, s.nullable) && !bms_is_member(r, s.nullable)) root = r;
+  }
+  if (domain == -1) {
+    refuse(g, "must read a private relation only in FROM (not only in a CTE it does not read there)%s", kUnitDocs);
+    return out;
+  }
+  for (int pass = 0; pass < 2; ++pass) {
+    for (bool changed = true; changed;) {
+      changed = false;
+      foreach (lc, quals) {
+        const auto* jq = static_cast<const JoinQual*>(lfirst(lc));
+        if (jq->kind != (pass == 0 ? kStrong : kWeak)) continue;
+        Node* e = jq->expr;
+        if (!IsA(e, OpExpr) || list_length(reinterpret_cast<OpExpr*>(e)->args) != 2 ||
+            !integer_equality(reinterpret_cast<OpExpr*>(e)->opno))
+          continue;
+        int a, b;
+        AttrNumber x, y;
+        if (!(var_source(q, static_cast<Node*>(linitial(reinterpret_cast<OpExpr*>(e)->args)), &a, &x) &&
+              var_source(q, static_cast<Node*>(lsecond(reinterpret_cast<OpExpr*>(e)->args)), &b, &y) &&
+              s.kind[a] == kPrivate && s.kind[b] == kPrivate && bms_is_member(x, s.unit[a]) &&
+              bms_is_member(y, s.unit[b])))
+          continue;
+        const int ra = find_root(s.parent, a), rb = find_root(s.parent, b), rr = find_root(s.parent, root);
+        if (ra == rb) continue;
+        if (pass == 1) {
+          // a on the nullable side, b on the other, b already joined to the root (or the other way round)
+          const bool ab = bms_is_member(a, jq->nullable_side) && bms_is_member(b, jq->preserved_side) && rb == rr;
+          const bool ba = bms_is_member(b, jq->nullable_side) && bms_is_member(a, jq->preserved_side) && ra == rr;
+          if (!ab && !ba) continue;
+        }
+        s.parent[ra] = rb;
+        changed = true;
+      }
+    }
+    if (pass == 0) {
+      foreach (lc, rtis) {
+        const int r = lfirst_int(lc);
+        if (s.kind[r] == kPrivate && !bms_is_member(r, s.nullable) &&
+            find_root(s.parent, r) != find_root(s.parent, root)) {
+          refuse(g, "must join every read of a private relation to the others on their units (unit = unit in ON or "
+                    "WHERE, not under OR or NOT), so that each row is one unit's%s", kUnitDocs);
+          return out;
+        }
+      }
+    }
+  }
+  foreach (lc, rtis) {
+    const int r = lfirst_int(lc);
+    if (s.kind[r] == kPrivate && find_root(s.parent, r) != find_root(s.parent, root)) {
+      refuse(g, "must join every read of a private relation to the others on their units (unit = unit in ON or "
+                "WHERE, not under OR or NOT), so that each row is one unit's%s", kUnitDocs);
+      return out;
+    }
+    s.bound[r] = s.kind[r] == kPrivate || s.kind[r] == kBounded;
+  }
+
+  // The public relations: each bound by a unique column to bound sources.
+  for (bool changed = true; changed;) {
+    changed = false;
+    foreach (lc, rtis) {
+      const int r = lfirst_int(lc);
+      if (s.kind[r] != kPublicTable || s.bound[r]) continue;
+      ListCell* qc;
+      foreach (qc, quals) {
+        // Any conjunct bounds the rows it matches: at most one per row of the other side.
+        Node* e = static_cast<const JoinQual*>(lfirst(qc))->expr;
+        if (!IsA(e, OpExpr) || list_length(reinterpret_cast<OpExpr*>(e)->args) != 2) continue;
+        auto* op = reinterpret_cast<OpExpr*>(e);
+        for (int side = 0; side < 2 && !s.bound[r]; ++side) {
+          int a;
+          AttrNumber x;
+          if (!var_source(q, static_cast<Node*>(list_nth(op->args, side)), &a, &x) || a != r) continue;
+          VarsOf other{q, nullptr, false};
+          vars_walker(static_cast<Node*>(list_nth(op->args, 1 - side)), &other);
+          if (other.unknown || bms_is_member(r, other.rtis)) continue;
+          bool all_bound = true;
+          int m = -1;
+          while ((m = bms_next_member(other.rtis, m)) >= 0)
+            if (m >= s.n || !s.bound[m]) all_bound = false;
+          if (all_bound && unique_column(rt_fetch(r, q->rtable), x, op->opno, op->inputcollid)) {
+            s.bound[r] = true;
+            changed = true;
+          }
+        }
+      }
+    }
+  }
+  foreach (lc, rtis) {
+    const int r = lfirst_int(lc);
+    if (s.kind[r] == kPublicTable && !s.bound[r]) {
+      refuse(g, "must join public relation %s to private rows by equality on a column of it with a unique index (so "
+                "that each private row meets at most one of its rows, and no private value decides how many rows "
+                "are read)%s", get_rel_name(rt_fetch(r, q->rtable)->relid), kUnitDocs);
+      return out;
+    }
+    if (s.kind[r] == kPublicOther) {
+      refuse(g, "must not join a subquery or CTE without private rows to private rows (join public tables directly, "
+                "on a unique column)%s", kUnitDocs);
+      return out;
+    }
+  }
+
+  // Nothing of one unit reaches another unit's row.
+  if ((q->hasAggs || q->groupClause != NIL || q->havingQual != nullptr) && !clause_has_unit(q, s, q->groupClause)) {
+    refuse(g, "must not aggregate across units: GROUP BY must include the unit where it reads a private relation%s",
+           kUnitDocs);
+    return out;
+  }
+  foreach (lc, q->windowClause) {
+    if (!clause_has_unit(q, s, static_cast<WindowClause*>(lfirst(lc))->partitionClause)) {
+      refuse(g, "must not use a window across units: PARTITION BY must include the unit where it reads a private "
+                "relation%s", kUnitDocs);
+      return out;
+    }
+  }
+  if (q->distinctClause != NIL && !clause_has_unit(q, s, q->distinctClause)) {
+    refuse(g, "must not use DISTINCT ON across units: it must include the unit where it reads a private relation%s",
+           kUnitDocs);
+    return out;
+  }
+  out.domain = domain;
+  foreach (lc, q->targetList) {
+    auto* tle = static_cast<TargetEntry*>(lfirst(lc));
+    if (!tle->resjunk && is_unit(q, s, reinterpret_cast<Node*>(tle->expr)))
+      out.unit_out = bms_add_member(out.unit_out, tle->resno);
+  }
+  return out;
+}
+
+// Whether `role` may read the columns rte reads (its SELECT privilege on the
+// relation, or on each column it reads).
+bool role_can_read(const RangeTblEntry* rte, Oid role) {
+  if (pg_class_aclcheck(rte->relid, role, ACL_SELECT) == ACLCHECK_OK) return true;
+  if (bms_is_empty(rte->selectedCols)) return false;
+  int col = -1;
+  while ((col = bms_next_member(rte->selectedCols, col)) >= 0) {
+    const AttrNumber a = static_cast<AttrNumber>(col + FirstLowInvalidHeapAttributeNumber);
+    if (a == InvalidAttrNumber) {
+      if (pg_attribute_aclcheck_all(rte->relid, role, ACL_SELECT, ACLMASK_ALL) != ACLCHECK_OK) return false;
+    } else if (pg_attribute_aclcheck(rte->relid, a, role, ACL_SELECT) != ACLCHECK_OK) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Every relation a query reads (views expanded): a keys query reads no
+// private relation (its keys are released as they are); in analyst mode
+// (`caller` valid: the role that called the SECURITY DEFINER function) every
+// relation is private or readable by the caller.
+struct ReadCheck {
+  Guard* g;
+  const Units* units;
+  bool keys;
+  Oid caller;
+};
+
+bool read_check_walker(Node* node, void* context) {
+  if (node == nullptr) return false;
+  auto* c = static_cast<ReadCheck*>(context);
+  if (c->g->found) return true;
+  if (IsA(node, RangeTblEntry)) {
+    auto* rte = reinterpret_cast<RangeTblEntry*>(node);
+    if (rte->rtekind != RTE_RELATION) return false;
+    if (declared(c->units, rte->relid) >= 0) {
+      if (c->keys) {
+        refuse(c->g, "must not read private relation %s (optdp_units): the keys are released as they are, so they "
+                     "must be public", get_rel_name(rte->relid));
+        return true;
+      }
+      return false;
+    }
+    if (OidIsValid(c->caller) && rte->requiredPerms != 0 && !role_can_read(rte, c->caller)) {
+      refuse(c->g, "must not read %s: it is neither a private relation declared in optdp_units nor readable by role %s",
+             get_rel_name(rte->relid), GetUserNameFromId(c->caller, false));
+      return true;
+    }
+    return false;
+  }
+  if (IsA(node, Query))
+    return query_tree_walker(reinterpret_cast<Query*>(node), walker_cast(read_check_walker), context,
+                             QTW_EXAMINE_RTES_BEFORE);
+  return expression_tree_walker(node, walker_cast(read_check_walker), context);
+}
+
+// Analyst mode on PostgreSQL: this call runs with rights the role that
+// called it does not have, in a SECURITY DEFINER function's body
+// (docs/scale.md's deployment), not in a restricted operation (an index
+// expression, a refresh, a maintenance command). Returns that role, else
+// InvalidOid.
+Oid definer_caller() {
+  Oid user;
+  int sec;
+  GetUserIdAndSecContext(&user, &sec);
+  if ((sec & SECURITY_LOCAL_USERID_CHANGE) == 0 || (sec & SECURITY_RESTRICTED_OPERATION) != 0) return InvalidOid;
+  const Oid outer = GetOuterUserId();
+  return outer == user ? InvalidOid : outer;
 }
 
 // ---- the call's shape -------------------------------------------------------------
@@ -431,9 +1309,16 @@ void optdp_pg::check_release_shape(FunctionCallInfo fcinfo, const char* name) {
       rsinfo->econtext->ecxt_estate == nullptr || rsinfo->econtext->ecxt_estate->es_plannedstmt == nullptr)
     refuse_shape(name, "it is called where no plan is known");
   const PlannedStmt* ps = rsinfo->econtext->ecxt_estate->es_plannedstmt;
-  if (!sent_by_the_client(ps, fcinfo->flinfo->fn_oid))
+  // private_groups may also run in the body of a SECURITY DEFINER function
+  // that a role without its owner's rights calls (docs/scale.md's
+  // deployment, analyst mode): the owner wrote that code, and the caller's
+  // own statement, which decides how often the function runs, reads only
+  // what the caller may read. The statement in the body is checked as a
+  // client's statement is, below.
+  if (!sent_by_the_client(ps, fcinfo->flinfo->fn_oid) &&
+      !(std::strcmp(name, kName) == 0 && OidIsValid(definer_caller())))
     refuse_shape(name, "it is run by a function, a trigger or a DO block, whose code decides how often it runs; call it "
-                 "in a statement of its own");
+                 "in a statement of its own, or in the body of a SECURITY DEFINER function that another role calls");
   if (ps->subplans != NIL) refuse_shape(name, "this statement has a subquery or a CTE; filter, join or limit the published "
                                         "rows in a later statement");
   const Plan* p = ps->planTree;
@@ -517,7 +1402,11 @@ void as_preparation(const char* what, Body&& body) {
   PG_END_TRY();
 }
 
-SPIPlanPtr guarded_prepare(const char* text, const char* what) {
+// For the rows query (`rows`), also the declared units' rules; for both,
+// the relations read: no private relation in the keys query, and in
+// analyst mode (caller valid) only private relations and those the caller
+// may read.
+SPIPlanPtr guarded_prepare(const char* text, const char* what, const Units* units, bool rows, Oid caller) {
   SPIPlanPtr plan = nullptr;
   as_preparation(what, [&] { plan = SPI_prepare(text, 0, nullptr); });
   if (plan == nullptr)
@@ -537,6 +1426,18 @@ SPIPlanPtr guarded_prepare(const char* text, const char* what) {
     if (g.found) break;
   }
   if (list_length(src->query_list) != 1 && !g.found) refuse(&g, "must be a read-only query (SELECT)");
+  if (!g.found) {
+    Node* top = static_cast<Node*>(linitial(src->query_list));
+    ReadCheck rc{&g, units, !rows, caller};
+    read_check_walker(top, &rc);
+    if (rows && !g.found) {
+      UnitCheck c{&g, units, NIL};
+      const Level l = analyze_level(&c, reinterpret_cast<Query*>(top));
+      if (!g.found && l.is_private && !bms_is_member(1, l.unit_out))
+        refuse(&g, "must return as its unit (its first column) the declared unit column (optdp_units) of a private "
+                   "relation it reads%s", kUnitDocs);
+    }
+  }
   if (g.found) ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE), errmsg("%s: %s %s", kName, what, g.refused)));
   return plan;
 }
@@ -811,7 +1712,9 @@ Datum optdp_private_groups(PG_FUNCTION_ARGS) {
   const MemoryContext caller = CurrentMemoryContext;
   if (SPI_connect() != SPI_OK_CONNECT)
     ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR), errmsg("%s: SPI_connect failed", kName)));
-  SPIPlanPtr rows = guarded_prepare(rows_query, "rows_query");
+  const Units units = load_units(fcinfo->flinfo->fn_oid);
+  const Oid analyst = definer_caller();
+  SPIPlanPtr rows = guarded_prepare(rows_query, "rows_query", &units, true, analyst);
   const TupleDesc rdesc = desc_of(rows);
   const int columns = rdesc ? rdesc->natts : 0;
   if (columns != 2 && columns != 3)
@@ -849,7 +1752,7 @@ Datum optdp_private_groups(PG_FUNCTION_ARGS) {
   SPIPlanPtr keys = nullptr;
   Oid key_type_oid = InvalidOid;
   if (!private_keys) {
-    keys = guarded_prepare(keys_query, "keys_query");
+    keys = guarded_prepare(keys_query, "keys_query", &units, false, analyst);
     const TupleDesc kdesc = desc_of(keys);
     if (!kdesc || kdesc->natts != 1)
       ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
