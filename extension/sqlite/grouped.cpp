@@ -31,6 +31,7 @@
 #include "sqlite/stmt.hpp"
 #include "sqlite/params.hpp"
 #include "sqlite/sql_text.hpp"
+#include "sqlite/units.hpp"
 #include "sqlite/vtab.hpp"
 
 namespace optdp::sql {
@@ -250,6 +251,18 @@ std::unique_ptr<RowSource> open_private_groups(sqlite3_value** argv, Connection&
   if (!ends_with_order_by_1(query))
     throw std::invalid_argument("rows_query must end with ORDER BY 1 (its unit column), so that each unit's rows "
                                 "arrive together");
+  // In analyst mode, who each row belongs to is the owner's declaration: the
+  // program SQLite prepared must attribute every row to the unit of the
+  // private row it comes from (units.hpp), or the query is refused here,
+  // before the charge. Outside analyst mode the query defines the unit.
+  if (conn.has_analyst_mode()) {
+    try {
+      check_units(guarded, query, conn.analyst_mode().units);
+    } catch (const std::invalid_argument& e) {
+      conn.analyst_mode().last_refusal = std::string(kName) + ": " + e.what();
+      throw;
+    }
+  }
   const bool has_value = columns == 3;
   const GroupedPlan plan(epsilon, options, has_value, private_keys);
   Stmt ks;
@@ -325,6 +338,10 @@ std::unique_ptr<RowSource> open_private_groups(sqlite3_value** argv, Connection&
       acc.add(it->second, priority(id, static_cast<unsigned char>(k.type), identity(k, buf)), q, rng);
     }
     if (rc != SQLITE_DONE) throw std::runtime_error(sqlite3_errmsg(gdb));
+    // SQLite prepares a statement again when the schema changed since: the
+    // program that ran would not be the one checked. Whether it happened
+    // depends on the schema, never on the rows.
+    if (sqlite3_stmt_status(s, SQLITE_STMTSTATUS_REPREPARE, 0) != 0) throw std::runtime_error("schema changed");
     rows.reset();
     if (in_unit) acc.end_unit();
     acc.reserve_keys(keys.size());
