@@ -1362,15 +1362,15 @@ FUNCTIONS = [
                                expect="tables must name tables of the main database, but 'nowhere' is not one"),
                           text("units and a link", "t(x), e(x -> t.x)"),
                           text("a missing unit column", "t(nope)",
-                               expect="tables must name a column of t as its unit, but 'nope' is not one"),
+                               expect="tables must name a column of each table as its unit, but 'nope' is not a column of 't'"),
                           text("a link to a table not declared", "e(x -> t.x)",
-                               expect="tables must link e to a table declared with it, but 't' is not one"),
+                               expect="tables must link each table to a table declared with it, but 't' is not one"),
                           text("a link to another column", "t(x), e(x -> t.rowid)",
-                               expect="tables must link e to the unit column of t, but links it to 'rowid'"),
+                               expect="tables must link each table to the unit column of its parent, but links 'e' to 't.rowid'"),
                           text("a table declared twice", "t(x), t(rowid)",
-                               expect="tables must declare t once, but declares it twice"),
+                               expect="tables must declare each table once, but declares 't' twice"),
                           text("a cycle", "t(x -> e.x), e(x -> t.x)",
-                               expect="tables must not link tables in a cycle, but links e"),
+                               expect="tables must not link tables in a cycle, but 'e' is in one"),
                           text("a malformed declaration", "t(x -> )",
                                expect="tables must declare each table as name, name(unit_column) or "
                                       "name(unit_column -> parent.unit_column), but 't(x -> )' is not one")]}),
@@ -1431,10 +1431,10 @@ def analyst_tables_check(v, call):
         if table.lower() not in ("t", "e"):
             return "tables must name tables of the main database, but '%s' is not one" % table
         if column and column.lower() not in columns:
-            return "tables must name a column of %s as its unit, but '%s' is not one" % (table, column)
+            return "tables must name a column of each table as its unit, but '%s' is not a column of '%s'" % (column, table)
         d = (column.lower(), parent.lower())
         if table.lower() in decls and decls[table.lower()] != d:
-            return "tables must declare %s once, but declares it twice" % table
+            return "tables must declare each table once, but declares '%s' twice" % table
         decls[table.lower()] = d
     if not decls:
         return "tables must name at least one private table (it names none)"
@@ -1442,14 +1442,15 @@ def analyst_tables_check(v, call):
         if not parent:
             continue
         if parent.lower() not in decls:
-            return "tables must link %s to a table declared with it, but '%s' is not one" % (table, parent)
+            return "tables must link each table to a table declared with it, but '%s' is not one" % parent
         if not decls[parent.lower()][0] or decls[parent.lower()][0] != pcol.lower():
-            return "tables must link %s to the unit column of %s, but links it to '%s'" % (table, parent, pcol)
+            return ("tables must link each table to the unit column of its parent, but links '%s' to '%s.%s'"
+                    % (table, parent, pcol))
     for t in sorted(decls):
         root, steps = t, 0
         while decls[root][1]:
             if steps > len(decls):
-                return "tables must not link tables in a cycle, but links " + t
+                return "tables must not link tables in a cycle, but '%s' is in one" % t
             root = decls[root][1]
             steps += 1
 
@@ -2220,6 +2221,9 @@ def special_cases():
             ("analyst/undeclared unit", "t", "SELECT x, 1 FROM t ORDER BY 1",
              e("private_groups", "rows_query reads private table t, whose privacy unit the owner has not declared "
                                  "(dp_analyst_mode('t(unit_column)'))")),
+            ("analyst/a second read not on the unit", "t(x)", "SELECT a.x, b.x FROM t a JOIN t b ON b.rowid = a.x ORDER BY 1",
+             e("private_groups", "rows_query reads private table t twice without joining the reads on its unit column "
+                                 "(t.x), so one row could carry another unit's values")),
             ("analyst/not the unit column", "t(x)", "SELECT x + 1, 1 FROM t ORDER BY 1", e("private_groups", units)),
             ("analyst/a second scan", "t(x)", "SELECT a.x, b.x FROM t a, t b ORDER BY 1",
              e("private_groups", "rows_query scans a table again for rows of a private table (its work would follow "
@@ -2233,6 +2237,11 @@ def special_cases():
         add("private_groups", cid, "rows_query", "in analyst mode with units %s" % units_decl,
             "SELECT count(*) FROM private_groups('%s', 1.0, NULL, 'SELECT 1')" % query.replace("'", "''"),
             expect, isolated=True, setup=["SELECT dp_analyst_mode('%s')" % units_decl])
+    add("dp_analyst_mode", "a declaration changed", "tables", "t(x), then t(rowid)", "SELECT dp_analyst_mode('t(rowid)')",
+        e("dp_analyst_mode", "tables must keep each declaration made earlier on this connection (it is fixed for the "
+                             "life of the connection), but changes 't'"), isolated=True, setup=["SELECT dp_analyst_mode('t(x)')"])
+    add("dp_analyst_mode", "a declaration repeated", "tables", "t(x), then t(x) again", "SELECT dp_analyst_mode('t(x)')",
+        {"rows": [["1"]]}, isolated=True, setup=["SELECT dp_analyst_mode('t(x)')"])
     return c
 
 

@@ -196,12 +196,12 @@ void enable_analyst_mode(Connection& conn, std::string_view tables, Authorizer a
       throw std::invalid_argument("tables must name tables of the main database, but '" + it.table + "' is not one");
     if (!it.column.empty() && sqlite3_table_column_metadata(db, "main", it.table.c_str(), it.column.c_str(), nullptr,
                                                             nullptr, nullptr, nullptr, nullptr) != SQLITE_OK)
-      throw std::invalid_argument("tables must name a column of " + it.table + " as its unit, but '" + it.column +
-                                  "' is not one");
+      throw std::invalid_argument("tables must name a column of each table as its unit, but '" + it.column +
+                                  "' is not a column of '" + it.table + "'");
     UnitDecl d{lower(it.column), lower(it.parent), ""};
     const std::string t = lower(it.table);
     if (decls.count(t) && (decls[t].column != d.column || decls[t].parent != d.parent))
-      throw std::invalid_argument("tables must declare " + it.table + " once, but declares it twice");
+      throw std::invalid_argument("tables must declare each table once, but declares '" + it.table + "' twice");
     decls[t] = d;
   }
   if (decls.empty()) throw std::invalid_argument("tables must name at least one private table (it names none)");
@@ -209,17 +209,18 @@ void enable_analyst_mode(Connection& conn, std::string_view tables, Authorizer a
     if (it.parent.empty()) continue;
     auto p = decls.find(lower(it.parent));
     if (p == decls.end())
-      throw std::invalid_argument("tables must link " + it.table + " to a table declared with it, but '" + it.parent +
+      throw std::invalid_argument("tables must link each table to a table declared with it, but '" + it.parent +
                                   "' is not one");
     if (p->second.column.empty() || p->second.column != lower(it.parent_column))
-      throw std::invalid_argument("tables must link " + it.table + " to the unit column of " + it.parent +
-                                  ", but links it to '" + it.parent_column + "'");
+      throw std::invalid_argument("tables must link each table to the unit column of its parent, but links '" +
+                                  it.table + "' to '" + it.parent + "." + it.parent_column + "'");
   }
   // Each table's family: the root of its links (no cycles).
   for (auto& [t, d] : decls) {
     std::string root = t;
     for (std::size_t steps = 0; !decls.at(root).parent.empty(); ++steps) {
-      if (steps > decls.size()) throw std::invalid_argument("tables must not link tables in a cycle, but links " + t);
+      if (steps > decls.size())
+        throw std::invalid_argument("tables must not link tables in a cycle, but '" + t + "' is in one");
       root = decls.at(root).parent;
     }
     d.family = root;
@@ -229,8 +230,8 @@ void enable_analyst_mode(Connection& conn, std::string_view tables, Authorizer a
   for (const auto& [t, d] : decls) {
     auto old = m.units.find(t);
     if (old != m.units.end() && (old->second.column != d.column || old->second.parent != d.parent))
-      throw std::invalid_argument("tables must keep the declaration of " + t +
-                                  " made earlier on this connection (it is fixed for the connection's life)");
+      throw std::invalid_argument("tables must keep each declaration made earlier on this connection (it is fixed for "
+                                  "the life of the connection), but changes '" + t + "'");
   }
   for (const auto& [t, d] : decls) {
     m.private_tables.insert(t);

@@ -382,11 +382,13 @@ class TestFindings(UnitsBase):
         db = lib.connect(path=self.copy("d", "decl"))
         try:
             for bad, msg in (
-                    ("patients(nope)", "tables must name a column of patients as its unit, but 'nope' is not one"),
+                    ("patients(nope)", "tables must name a column of each table as its unit, but 'nope' is not a column of "
+                                       "'patients'"),
                     ("visits(patient_id -> patients.id)",
-                     "tables must link visits to a table declared with it, but 'patients' is not one"),
+                     "tables must link each table to a table declared with it, but 'patients' is not one"),
                     ("patients(id), visits(patient_id -> patients.age)",
-                     "tables must link visits to the unit column of patients, but links it to 'age'"),
+                     "tables must link each table to the unit column of its parent, but links 'visits' to "
+                     "'patients.age'"),
                     ("patients(id -> )", "tables must declare each table as name, name(unit_column) or "
                                          "name(unit_column -> parent.unit_column), but 'patients(id -> )' is not one")):
                 with self.subTest(bad=bad):
@@ -395,7 +397,7 @@ class TestFindings(UnitsBase):
             self.assertEqual(db.execute("select dp_analyst_mode(?)", (UNITS,)).fetchone()[0], 2)
             # fixed for the connection's life
             _, err = lib.receive(db, "select dp_analyst_mode('patients(age)')")
-            self.assertIn("fixed for the connection's life", err)
+            self.assertIn("fixed for the life of the connection", err)
             self.assertEqual(db.execute("select dp_analyst_mode(?)", (UNITS,)).fetchone()[0], 2)
             # a table named without a unit cannot be read by private_groups
             self.assertEqual(db.execute("select dp_analyst_mode('wards')").fetchone()[0], 3)
