@@ -252,7 +252,11 @@ class Checker {
   }
   const std::string& table_of(int c) const { return cursors_.at(c).table; }
 
-  static Val& reg(State& s, int r) { return s.regs[r]; }
+  // Register r, to be written: a record it held (MakeRecord) is gone.
+  static Val& reg(State& s, int r) {
+    s.records.erase(r);
+    return s.regs[r];
+  }
   static Val get_pos(const State& s, int c) {
     auto it = s.pos.find(c);
     return it == s.pos.end() ? Val{} : it->second;
