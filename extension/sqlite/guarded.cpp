@@ -78,6 +78,10 @@ void GuardedDb::schema_query(const char* sql, const std::function<void(sqlite3_s
   if (rc != SQLITE_DONE) throw std::runtime_error(std::string("cannot read the schema: ") + sqlite3_errmsg(db_));
 }
 
+void GuardedDb::refresh_schema() {
+  schema_query("SELECT count(*) FROM main.sqlite_schema", nullptr, [](sqlite3_stmt*) {});
+}
+
 GuardedDb& guarded_db(sqlite3* db, std::unique_ptr<GuardedDb>& cache) {
   const char* file = sqlite3_db_filename(db, "main");
   if (!file || !*file)

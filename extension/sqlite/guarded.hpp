@@ -53,6 +53,12 @@ class GuardedDb {
   // pragma_table_info of main), with bind to bind its parameters and row
   // called for each row. The allow-list's authorizer admits reads and
   // table-valued pragmas meanwhile (they consult it when they run).
+  // Brings the connection's copy of the schema up to date (a read of
+  // sqlite_schema: SQLite reloads a schema another connection changed when a
+  // statement starts reading, not when one is prepared), so that a statement
+  // prepared next is not prepared again when it first runs.
+  void refresh_schema();
+
   void schema_query(const char* sql, const std::function<void(sqlite3_stmt*)>& bind,
                     const std::function<void(sqlite3_stmt*)>& row);
 
