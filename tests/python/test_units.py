@@ -34,7 +34,9 @@ import unittest
 import optdp_testlib as lib
 
 FIXTURE = os.path.join(lib.HERE, "..", "..", "sql", "fixtures", "hospital.sql")
-UNITS = "patients(id), visits(patient_id -> patients.id)"
+# OPTDP_UNITS_DECLARATION='patients, visits' runs the suite against a build
+# from before declared units (55e760e), where the findings fail.
+UNITS = os.environ.get("OPTDP_UNITS_DECLARATION", "patients(id), visits(patient_id -> patients.id)")
 NEIGHBOUR = 17
 KEYS = "SELECT ward FROM wards"
 BIG = 3000
