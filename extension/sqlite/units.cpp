@@ -420,6 +420,14 @@ class Checker {
         break;
       }
       case Kind::Scan: {
+        // The one scan is of a private table: every emitted row then comes
+        // from one row of it (the other tables are looked up, at most one
+        // row each), so one unit's rows, and the work they cost, are at most
+        // its own rows. A public table scanned, private ones looked up in
+        // it, could repeat one unit's row once per public row.
+        if (check && cursors_.count(op.p1) && cursors_.at(op.p1).kind == Cursor::Public)
+          refuse("scans a public table and looks private rows up in it (one unit's row could repeat once per "
+                 "public row, and the work with it): scan the private table, and look the public one up by rowid");
         if (check && in.moved_private && cursors_.count(op.p1) &&
             cursors_.at(op.p1).kind != Cursor::Pseudo && cursors_.at(op.p1).kind != Cursor::Sorter)
           refuse("scans a table again for rows of a private table (its work would follow private values): "

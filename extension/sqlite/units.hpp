@@ -18,9 +18,10 @@
 //  - the program uses only opcodes of a plain nested-loop SELECT with an
 //    optional sorter (no aggregate, window, subquery, coroutine, DISTINCT,
 //    LIMIT/OFFSET, compound SELECT or outer join);
-//  - no table is scanned after a private cursor moved (one outer scan; every
-//    other table is looked up by its rowid, at most one row per row of the
-//    scan): the work does not follow a private value;
+//  - one table is scanned, a private one, before any private cursor moved;
+//    every other table is looked up by its rowid, at most one row per row
+//    of the scan: a unit's rows, and the work they cost, are at most its own
+//    rows of the scanned table, and no scan follows a private value;
 //  - at every row the program emits, every private cursor is positioned on
 //    a row of the same unit: the cursors are tied by rowid lookups whose key
 //    is another private cursor's unit column, along a declared link (or on
