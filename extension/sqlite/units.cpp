@@ -379,11 +379,13 @@ class Checker {
         const int dest = kind(i) == Kind::Column ? op.p3 : op.p2;
         Val v;
         auto it = cursors_.find(c);
-        if (it != cursors_.end() && it->second.kind == Cursor::Private) {
+        if (it == cursors_.end() || it->second.kind == Cursor::Sorter)
+          refuse("reads a cursor analyst mode cannot follow");  // rows are read from a sorter through a pseudo cursor
+        if (it->second.kind == Cursor::Private) {
           v.cur.insert(c);
           const bool unit = kind(i) == Kind::Rowid ? it->second.unit_cid < 0 : it->second.unit_cid == op.p2;
           if (unit) v.exact = Exact{Exact::Unit, c, 0};
-        } else if (it != cursors_.end() && it->second.kind == Cursor::Pseudo && kind(i) == Kind::Column) {
+        } else if (it->second.kind == Cursor::Pseudo && kind(i) == Kind::Column) {
           v.exact = Exact{Exact::Field, c, op.p2};
         } else {
           // A public row found by a key depends on what the key depends on.
