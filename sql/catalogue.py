@@ -2240,6 +2240,11 @@ def special_cases():
     add("dp_analyst_mode", "a declaration changed", "tables", "t(x), then t(rowid)", "SELECT dp_analyst_mode('t(rowid)')",
         e("dp_analyst_mode", "tables must keep each declaration made earlier on this connection (it is fixed for the "
                              "life of the connection), but changes 't'"), isolated=True, setup=["SELECT dp_analyst_mode('t(x)')"])
+    add("dp_analyst_mode", "a unit added from SQL", "tables", "t(x), then t(x), e(x -> t.x)",
+        "SELECT dp_analyst_mode('t(x), e(x -> t.x)')",
+        e("dp_analyst_mode", "tables must not declare a new unit once analyst mode is on (the owner declares units "
+                             "when switching it on, or from C with optdp_analyst_mode), but declares 'e'"),
+        isolated=True, setup=["SELECT dp_analyst_mode('t(x)')"])
     add("dp_analyst_mode", "a declaration repeated", "tables", "t(x), then t(x) again", "SELECT dp_analyst_mode('t(x)')",
         {"rows": [["1"]]}, isolated=True, setup=["SELECT dp_analyst_mode('t(x)')"])
     return c

@@ -186,7 +186,12 @@ std::vector<Item> parse_tables(std::string_view text) {
 // units (units.hpp); throws std::invalid_argument naming a table that is not
 // in main, a column it does not have, or a link that is not to a unit column
 // declared in the same call. A table's declaration is fixed once made.
-void enable_analyst_mode(Connection& conn, std::string_view tables, Authorizer app, void* app_data) {
+// from_sql: called through SQL (dp_analyst_mode), which the analyst can call
+// too once the mode is on; units and links can then only be repeated, never
+// added (a link the analyst declared would let a table they wrote decide how
+// often a private row is read). The C API is the host's own.
+void enable_analyst_mode(Connection& conn, std::string_view tables, Authorizer app, void* app_data,
+                         bool from_sql) {
   sqlite3* db = conn.db();
   const std::vector<Item> items = parse_tables(tables);
   UnitDecls decls;
@@ -226,9 +231,14 @@ void enable_analyst_mode(Connection& conn, std::string_view tables, Authorizer a
     d.family = root;
   }
   AnalystMode& m = conn.analyst_mode();
+  const bool on = !m.private_tables.empty();
   // Fixed for the connection's life: a table declared before keeps its declaration.
   for (const auto& [t, d] : decls) {
     auto old = m.units.find(t);
+    if (from_sql && on && old == m.units.end() && !d.column.empty())
+      throw std::invalid_argument("tables must not declare a new unit once analyst mode is on (the owner declares "
+                                  "units when switching it on, or from C with optdp_analyst_mode), but declares '" +
+                                  t + "'");
     if (old != m.units.end() && (old->second.column != d.column || old->second.parent != d.parent))
       throw std::invalid_argument("tables must keep each declaration made earlier on this connection (it is fixed for "
                                   "the life of the connection), but changes '" + t + "'");
@@ -249,7 +259,7 @@ void dp_analyst_mode_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   guard_scalar(ctx, "dp_analyst_mode", argc, argv, [&] {
     const std::string tables(text_arg(argv[0], "tables", "table names separated by commas"));
     Connection& conn = connection(ctx);
-    enable_analyst_mode(conn, tables, nullptr, nullptr);
+    enable_analyst_mode(conn, tables, nullptr, nullptr, /*from_sql=*/true);
     sqlite3_result_int64(ctx, static_cast<sqlite3_int64>(conn.analyst_mode().private_tables.size()));
   });
 }
@@ -274,7 +284,7 @@ extern "C" __attribute__((visibility("default"))) int optdp_analyst_mode(
   Connection* conn = nullptr;
   try {
     conn = Connection::for_db(db);
-    enable_analyst_mode(*conn, private_tables ? private_tables : "", app_authorizer, app_data);
+    enable_analyst_mode(*conn, private_tables ? private_tables : "", app_authorizer, app_data, /*from_sql=*/false);
     Connection::release(conn);
     return SQLITE_OK;
   } catch (const std::exception& e) {

@@ -478,6 +478,9 @@ class TestFindings(UnitsBase):
             _, err = lib.receive(db, "select dp_analyst_mode('patients(age)')")
             self.assertIn("fixed for the life of the connection", err)
             self.assertEqual(db.execute("select dp_analyst_mode(?)", (UNITS,)).fetchone()[0], 2)
+            # the analyst can call dp_analyst_mode too: from SQL, once the mode is on, no new unit or link
+            _, err = lib.receive(db, "select dp_analyst_mode('patients(id), big(x -> patients.id)')")
+            self.assertIn("must not declare a new unit once analyst mode is on", err)
             # a table named without a unit cannot be read by private_groups
             self.assertEqual(db.execute("select dp_analyst_mode('wards')").fetchone()[0], 3)
             _, err = lib.receive(db, "SELECT * FROM private_groups('SELECT floor, ward FROM wards ORDER BY 1', 1.0)")
