@@ -10,7 +10,10 @@
 // column of public keys; without it, keys are chosen by partition selection.
 // Only the two queries given as arguments are prepared and run, on optdp's
 // own read-only connection, checked by the allow-list when prepared
-// (guarded.hpp, docs/boundary.md "Queries optdp runs").
+// (guarded.hpp, docs/boundary.md "Queries optdp runs"). In analyst mode the
+// rows query's program is also checked against the owner's declared units
+// (units.hpp, docs/boundary.md "Who a row belongs to"); outside it, the
+// query defines the unit.
 #include <algorithm>
 #include <cstring>
 #include <memory>
