@@ -36,7 +36,6 @@ struct Op {
   std::string name;
   int p1 = 0, p2 = 0, p3 = 0;
   std::string p4;
-  bool p4_null = true;
   int p5 = 0;
 };
 
@@ -469,7 +468,7 @@ class Checker {
           auto it = in.records.find(op.p2);
           if (it == in.records.end()) refuse("sorts rows analyst mode cannot follow");
           const std::vector<Val>& f = it->second;
-          if (privates_.size() > 0) {
+          {
             for (const Val& v : f) no_stale(v);
             // Every private cursor on a row of one unit; which field is the unit is settled at the output.
             bool any = false;
@@ -543,7 +542,6 @@ void check_units(GuardedDb& g, std::string_view text, const UnitDecls& decls) {
       op.p1 = sqlite3_column_int(e.get(), 2);
       op.p2 = sqlite3_column_int(e.get(), 3);
       op.p3 = sqlite3_column_int(e.get(), 4);
-      op.p4_null = sqlite3_column_type(e.get(), 5) == SQLITE_NULL;
       op.p4 = text_column(e.get(), 5);
       op.p5 = sqlite3_column_int(e.get(), 6);
       ops.push_back(std::move(op));

@@ -385,6 +385,60 @@ class TestUnitSpoofing(UnitsBase):
                 self.check(q, refused, setup=setup, tag="v%d" % n)
 
 
+class TestUnitFuzz(UnitsBase):
+    """Rows queries put together at random (a fixed seed) from joins of the
+    private tables with each other and with public ones, on unit columns,
+    other columns and expressions, with filters: each is refused when
+    prepared or moves the released counts by at most one unit's bound."""
+
+    FROMS = [
+        ("patients p", "p"), ("visits v", "v"),
+        ("visits v JOIN patients p ON p.id = {v}", "vp"),
+        ("patients p JOIN visits v ON v.patient_id = {p}", "pv"),
+        ("patients p JOIN patients q ON q.id = {p}", "pq"),
+        ("patients p CROSS JOIN patients q ON q.id = {p}", "pq"),
+        ("visits v JOIN patients p ON p.id = {v} JOIN patients q ON q.id = {p}", "vpq"),
+        ("patients p JOIN big b ON b.x = {p}", "pb"),
+        ("big b CROSS JOIN patients p ON p.id = {b}", "bp"),
+        ("patients p JOIN wards w ON w.rowid = {p}", "pw"),
+        ("visits v JOIN visits u ON u.id = {v}", "vu"),
+        ("(SELECT * FROM patients WHERE age > 30) p", "p"),
+    ]
+    COLS = {"p": ["p.id", "p.ward", "p.age", "p.smoker", "p.visits"], "q": ["q.id", "q.ward", "q.age"],
+            "v": ["v.patient_id", "v.ward", "v.id", "v.cost"], "u": ["u.patient_id", "u.ward", "u.id"],
+            "b": ["b.x", "b.y"], "w": ["w.ward", "w.floor"]}
+
+    def test_random_queries(self):
+        import random
+        rnd = random.Random(27)
+        n = int(os.environ.get("OPTDP_UNIT_FUZZ_QUERIES", "200"))
+
+        def expr(alias):
+            c = rnd.choice(self.COLS[alias])
+            return rnd.choice([c, c, c + " + 1", "17", "%s %% 50" % c,
+                               "CASE WHEN %s > 3 THEN %s ELSE 17 END" % (c, c), "coalesce(%s, 17)" % c])
+        for _ in range(n):
+            frm, aliases = rnd.choice(self.FROMS)
+            for a in "vpb":
+                frm = frm.replace("{%s}" % a, expr(a) if a in aliases else "1")
+            unit = rnd.choice([rnd.choice(self.COLS[a]) for a in aliases] + [expr(rnd.choice(aliases))])
+            key = rnd.choice([a + ".ward" for a in aliases if a in "pqvuw"])  # the public keys are wards
+            where = ""
+            if rnd.random() < 0.5:
+                where = " WHERE %s > %d" % (rnd.choice(self.COLS[rnd.choice(aliases)]), rnd.randint(0, 50))
+            q = "SELECT %s, %s FROM %s%s ORDER BY 1" % (unit, key, frm, where)
+            with self.subTest(query=q):
+                a = release(self.paths["d"], q, 100.0, "max_rows=12", seed=3)
+                b = release(self.paths["d17"], q, 100.0, "max_rows=12", seed=3)
+                self.assertEqual(a[0], b[0])
+                if a[0] is not None:
+                    self.assertNotIn(AFTER_CHARGE, a[0])
+                    continue
+                ka, kb = dict((r[0], r[1]) for r in a[1]), dict((r[0], r[1]) for r in b[1])
+                self.assertEqual(sorted(ka), sorted(kb))
+                self.assertLessEqual(sum(abs(ka[k] - kb[k]) for k in ka), 12, (a[1], b[1]))
+
+
 def work(path, query):
     """(virtual-machine instructions, rows) of the rows query run by SQLite
     itself on path: the same library, schema and data as optdp's own
