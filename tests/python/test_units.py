@@ -17,6 +17,13 @@ differences over the keys is at most max_groups * max_rows. (Not a fixed
 epsilon with equal noise: which of a unit's rows are kept is drawn from the
 same generator, so the noise of the two neighbours can part ways.)
 
+TestUnitFuzz does the same for rows queries put together at random (a fixed
+seed). TestWork counts the instructions SQLite runs for each admitted query
+on both neighbours (work, not wall-clock: they differ by at most a constant
+per row of the unit), and shows the refused fan-out joins would not.
+TestFindings holds issue 27's two findings, which fail on 55e760e
+(OPTDP_UNITS_DECLARATION='patients, visits' runs the file against it).
+
 The unit-level audit runs the allowed join form (visits joined to patients,
 the patient the unit) on the two neighbours with a fresh seed per trial and
 bounds epsilon from below (Clopper-Pearson), which must stay under the claim;
