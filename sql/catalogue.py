@@ -1359,18 +1359,100 @@ FUNCTIONS = [
        probes={"tables": [text("two tables", "t, e"), text("no table", " , ",
                                expect="tables must name at least one private table (it names none)"),
                           text("a missing table", "t, nowhere",
-                               expect="tables must name tables of the main database, but 'nowhere' is not one")]}),
+                               expect="tables must name tables of the main database, but 'nowhere' is not one"),
+                          text("units and a link", "t(x), e(x -> t.x)"),
+                          text("a missing unit column", "t(nope)",
+                               expect="tables must name a column of each table as its unit, but 'nope' is not a column of 't'"),
+                          text("a link to a table not declared", "e(x -> t.x)",
+                               expect="tables must link each table to a table declared with it, but 't' is not one"),
+                          text("a link to another column", "t(x), e(x -> t.rowid)",
+                               expect="tables must link each table to the unit column of its parent, but links 'e' to 't.rowid'"),
+                          text("a table declared twice", "t(x), t(rowid)",
+                               expect="tables must declare each table once, but declares 't' twice"),
+                          text("a cycle", "t(x -> e.x), e(x -> t.x)",
+                               expect="tables must not link tables in a cycle, but 'e' is in one"),
+                          text("a malformed declaration", "t(x -> )",
+                               expect="tables must declare each table as name, name(unit_column) or "
+                                      "name(unit_column -> parent.unit_column), but 't(x -> )' is not one")]}),
     Fn("dp_analyst_refusal", "scalar", [], [0], lambda sig: [], valid=False),  # NULL until a refusal
 ]
 
 
 def analyst_tables_check(v, call):
-    names = [n.strip() for n in v.py.split(",") if n.strip()]
-    if not names:
+    """dp_analyst_mode's declaration (extension/sqlite/analyst.cpp, parse_tables
+    and enable_analyst_mode), on the catalogue's tables t(x) and e(x)."""
+    ws = " \t\n\r"
+    parts, cur, depth = [], "", 0
+    for ch in v.py:
+        if ch == "(":
+            depth += 1
+        if ch == ")":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    is_name = lambda s: s != "" and all(c.isascii() and (c.isalnum() or c in "_$") for c in s)
+    items = []  # (table, column, parent, parent_column)
+    for raw in parts:
+        part = raw.strip(ws)
+        if not part:
+            continue
+        bad = ("tables must declare each table as name, name(unit_column) or name(unit_column -> "
+               "parent.unit_column), but '%s' is not one" % part)
+        if "(" not in part:
+            if ")" in part:
+                return bad
+            items.append((part, "", "", ""))
+            continue
+        if not part.endswith(")"):
+            return bad
+        opening = part.index("(")
+        table, inside = part[:opening].strip(ws), part[opening + 1:-1]
+        column, parent, pcol = inside, "", ""
+        if "->" in inside:
+            column, target = inside.split("->", 1)
+            target = target.strip(ws)
+            if "." not in target:
+                return bad
+            parent, pcol = target.split(".", 1)
+            parent, pcol = parent.strip(ws), pcol.strip(ws)
+            if not is_name(parent) or not is_name(pcol):
+                return bad
+        column = column.strip(ws)
+        if not is_name(table) or not is_name(column):
+            return bad
+        items.append((table, column, parent, pcol))
+    columns = ("x", "rowid", "oid", "_rowid_")
+    decls = {}
+    for table, column, parent, pcol in items:
+        if table.lower() not in ("t", "e"):
+            return "tables must name tables of the main database, but '%s' is not one" % table
+        if column and column.lower() not in columns:
+            return "tables must name a column of each table as its unit, but '%s' is not a column of '%s'" % (column, table)
+        d = (column.lower(), parent.lower())
+        if table.lower() in decls and decls[table.lower()] != d:
+            return "tables must declare each table once, but declares '%s' twice" % table
+        decls[table.lower()] = d
+    if not decls:
         return "tables must name at least one private table (it names none)"
-    for n in names:
-        if n.lower() not in ("t", "e"):
-            return "tables must name tables of the main database, but '%s' is not one" % n
+    for table, column, parent, pcol in items:
+        if not parent:
+            continue
+        if parent.lower() not in decls:
+            return "tables must link each table to a table declared with it, but '%s' is not one" % parent
+        if not decls[parent.lower()][0] or decls[parent.lower()][0] != pcol.lower():
+            return ("tables must link each table to the unit column of its parent, but links '%s' to '%s.%s'"
+                    % (table, parent, pcol))
+    for t in sorted(decls):
+        root, steps = t, 0
+        while decls[root][1]:
+            if steps > len(decls):
+                return "tables must not link tables in a cycle, but '%s' is in one" % t
+            root = decls[root][1]
+            steps += 1
 
 
 def path_check(v, call):
@@ -2131,6 +2213,40 @@ def special_cases():
     add("dp_version", "valid", None, "valid", "SELECT dp_version()", {"ok": True})
     add("dp_analyst_refusal", "before any refusal", None, "valid", "SELECT dp_analyst_refusal()",
         {"rows": [["NULL"]]}, isolated=True, setup=["SELECT dp_analyst_mode('t')"])
+    # Analyst mode: private_groups' rows query must attribute each row to the
+    # declared unit of the private row it comes from (extension/sqlite/units.hpp).
+    units = "rows_query must return as its first column the declared unit column of the private table it reads (t.x)"
+    for cid, units_decl, query, expect in (
+            ("analyst/declared unit", "t(x)", "SELECT x, 1 FROM t ORDER BY 1", {"ok": True}),
+            ("analyst/undeclared unit", "t", "SELECT x, 1 FROM t ORDER BY 1",
+             e("private_groups", "rows_query reads private table t, whose privacy unit the owner has not declared "
+                                 "(dp_analyst_mode('t(unit_column)'))")),
+            ("analyst/a second read not on the unit", "t(x)", "SELECT a.x, b.x FROM t a JOIN t b ON b.rowid = a.x ORDER BY 1",
+             e("private_groups", "rows_query reads private table t twice without joining the reads on its unit column "
+                                 "(t.x), so one row could carry another unit's values")),
+            ("analyst/not the unit column", "t(x)", "SELECT x + 1, 1 FROM t ORDER BY 1", e("private_groups", units)),
+            ("analyst/a second scan", "t(x)", "SELECT a.x, b.x FROM t a, t b ORDER BY 1",
+             e("private_groups", "rows_query scans a table again for rows of a private table (its work would follow "
+                                 "private values): scan one table, and look the others up by rowid along a declared "
+                                 "link, e.g. FROM visits v JOIN patients p ON p.id = v.patient_id")),
+            ("analyst/an aggregate", "t(x)", "SELECT total(x), 1 FROM t ORDER BY 1",
+             e("private_groups", "rows_query reads a private table and uses AggStep, which analyst mode cannot "
+                                 "check: with a private table it refuses aggregates, window functions, subqueries, "
+                                 "DISTINCT, LIMIT and OFFSET, compound SELECTs, outer joins and automatic indexes "
+                                 "(docs/boundary.md, \"Who a row belongs to\")"))):
+        add("private_groups", cid, "rows_query", "in analyst mode with units %s" % units_decl,
+            "SELECT count(*) FROM private_groups('%s', 1.0, NULL, 'SELECT 1')" % query.replace("'", "''"),
+            expect, isolated=True, setup=["SELECT dp_analyst_mode('%s')" % units_decl])
+    add("dp_analyst_mode", "a declaration changed", "tables", "t(x), then t(rowid)", "SELECT dp_analyst_mode('t(rowid)')",
+        e("dp_analyst_mode", "tables must keep each declaration made earlier on this connection (it is fixed for the "
+                             "life of the connection), but changes 't'"), isolated=True, setup=["SELECT dp_analyst_mode('t(x)')"])
+    add("dp_analyst_mode", "a unit added from SQL", "tables", "t(x), then t(x), e(x -> t.x)",
+        "SELECT dp_analyst_mode('t(x), e(x -> t.x)')",
+        e("dp_analyst_mode", "tables must not declare a new unit once analyst mode is on (the owner declares units "
+                             "when switching it on, or from C with optdp_analyst_mode), but declares 'e'"),
+        isolated=True, setup=["SELECT dp_analyst_mode('t(x)')"])
+    add("dp_analyst_mode", "a declaration repeated", "tables", "t(x), then t(x) again", "SELECT dp_analyst_mode('t(x)')",
+        {"rows": [["1"]]}, isolated=True, setup=["SELECT dp_analyst_mode('t(x)')"])
     return c
 
 

@@ -44,6 +44,9 @@ bool function_allowed(std::string_view name) {
 int check_query(void* self, int action, const char* a, const char* b, const char* schema, const char*) {
   auto& check = *static_cast<QueryCheck*>(self);
   try {
+    // optdp's own constant text on its read-only connection (the table-valued
+    // pragmas ask for more than reads while they run, e.g. SQLITE_UPDATE of sqlite_master's columns).
+    if (check.schema_only) return SQLITE_OK;
     switch (action) {
       case SQLITE_SELECT: return SQLITE_OK;
       case SQLITE_READ:

@@ -27,6 +27,9 @@ struct QueryCheck {
   // Returns false to refuse reading table `table` of schema `schema`; nullptr: every table may be read.
   bool (*may_read)(void* self, const char* schema, const char* table) = nullptr;
   void* may_read_self = nullptr;
+  // optdp's own constant queries of the schema (GuardedDb::schema_query), on
+  // its read-only connection: everything is allowed.
+  bool schema_only = false;
 };
 
 // The authorizer callback; its first argument is a QueryCheck*. Allows

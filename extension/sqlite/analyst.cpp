@@ -1,8 +1,8 @@
 #include "sqlite/analyst.hpp"
 
 #include <cctype>
-#include <sstream>
 #include <stdexcept>
+#include <vector>
 
 #include "optdp/optdp.h"
 #include "sqlite/allowlist.hpp"
@@ -111,25 +111,142 @@ int analyst_authorize(void* self, int action, const char* a, const char* b, cons
   return m.app ? m.app(m.app_data, action, a, b, schema, trigger) : SQLITE_OK;
 }
 
-// Turns analyst mode on for conn (or adds private tables to it); throws
-// std::invalid_argument naming a table that is not in main.
-void enable_analyst_mode(Connection& conn, std::string_view tables, Authorizer app, void* app_data) {
-  sqlite3* db = conn.db();
-  std::set<std::string> names;
-  std::string item;
-  std::istringstream in{std::string(tables)};
-  while (std::getline(in, item, ',')) {
-    const auto b = item.find_first_not_of(" \t\n\r"), e = item.find_last_not_of(" \t\n\r");
-    if (b == std::string::npos) continue;
-    const std::string name = item.substr(b, e - b + 1);
-    if (sqlite3_table_column_metadata(db, "main", name.c_str(), nullptr, nullptr, nullptr, nullptr, nullptr,
-                                      nullptr) != SQLITE_OK)
-      throw std::invalid_argument("tables must name tables of the main database, but '" + name + "' is not one");
-    names.insert(lower(name));
+namespace {
+
+// One item of the declaration: name, name(unit) or name(unit -> parent.column).
+struct Item {
+  std::string table, column, parent, parent_column;
+};
+
+std::string trim(std::string_view s) {
+  const auto b = s.find_first_not_of(" \t\n\r"), e = s.find_last_not_of(" \t\n\r");
+  return b == std::string_view::npos ? std::string() : std::string(s.substr(b, e - b + 1));
+}
+
+bool is_name(const std::string& s) {
+  if (s.empty()) return false;
+  for (char c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$')) return false;
+  return true;
+}
+
+// Parses "patients(id), visits(patient_id -> patients.id), notes": items
+// separated by commas outside parentheses. Throws std::invalid_argument.
+std::vector<Item> parse_tables(std::string_view text) {
+  std::vector<std::string> parts;
+  std::string cur;
+  int depth = 0;
+  for (char c : text) {
+    if (c == '(') ++depth;
+    if (c == ')') --depth;
+    if (c == ',' && depth == 0) {
+      parts.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
   }
-  if (names.empty()) throw std::invalid_argument("tables must name at least one private table (it names none)");
+  parts.push_back(cur);
+  std::vector<Item> items;
+  for (const std::string& raw : parts) {
+    const std::string part = trim(raw);
+    if (part.empty()) continue;
+    const std::string bad = "tables must declare each table as name, name(unit_column) or name(unit_column -> "
+                            "parent.unit_column), but '" + part + "' is not one";
+    Item it;
+    const auto open = part.find('(');
+    if (open == std::string::npos) {
+      it.table = part;
+      if (part.find(')') != std::string::npos) throw std::invalid_argument(bad);
+      items.push_back(it);
+      continue;
+    }
+    if (part.back() != ')') throw std::invalid_argument(bad);
+    it.table = trim(part.substr(0, open));
+    const std::string inside = part.substr(open + 1, part.size() - open - 2);
+    const auto arrow = inside.find("->");
+    it.column = trim(inside.substr(0, arrow));
+    if (arrow != std::string::npos) {
+      const std::string target = trim(inside.substr(arrow + 2));
+      const auto dot = target.find('.');
+      if (dot == std::string::npos) throw std::invalid_argument(bad);
+      it.parent = trim(target.substr(0, dot));
+      it.parent_column = trim(target.substr(dot + 1));
+      if (!is_name(it.parent) || !is_name(it.parent_column)) throw std::invalid_argument(bad);
+    }
+    if (!is_name(it.table) || !is_name(it.column)) throw std::invalid_argument(bad);
+    items.push_back(it);
+  }
+  return items;
+}
+
+}  // namespace
+
+// Turns analyst mode on for conn (or adds private tables to it), with their
+// units (units.hpp); throws std::invalid_argument naming a table that is not
+// in main, a column it does not have, or a link that is not to a unit column
+// declared in the same call. A table's declaration is fixed once made.
+// from_sql: called through SQL (dp_analyst_mode), which the analyst can call
+// too once the mode is on; units and links can then only be repeated, never
+// added (a link the analyst declared would let a table they wrote decide how
+// often a private row is read). The C API is the host's own.
+void enable_analyst_mode(Connection& conn, std::string_view tables, Authorizer app, void* app_data,
+                         bool from_sql) {
+  sqlite3* db = conn.db();
+  const std::vector<Item> items = parse_tables(tables);
+  UnitDecls decls;
+  for (const Item& it : items) {
+    if (sqlite3_table_column_metadata(db, "main", it.table.c_str(), nullptr, nullptr, nullptr, nullptr, nullptr,
+                                      nullptr) != SQLITE_OK)
+      throw std::invalid_argument("tables must name tables of the main database, but '" + it.table + "' is not one");
+    if (!it.column.empty() && sqlite3_table_column_metadata(db, "main", it.table.c_str(), it.column.c_str(), nullptr,
+                                                            nullptr, nullptr, nullptr, nullptr) != SQLITE_OK)
+      throw std::invalid_argument("tables must name a column of each table as its unit, but '" + it.column +
+                                  "' is not a column of '" + it.table + "'");
+    UnitDecl d{lower(it.column), lower(it.parent), ""};
+    const std::string t = lower(it.table);
+    if (decls.count(t) && (decls[t].column != d.column || decls[t].parent != d.parent))
+      throw std::invalid_argument("tables must declare each table once, but declares '" + it.table + "' twice");
+    decls[t] = d;
+  }
+  if (decls.empty()) throw std::invalid_argument("tables must name at least one private table (it names none)");
+  for (const Item& it : items) {
+    if (it.parent.empty()) continue;
+    auto p = decls.find(lower(it.parent));
+    if (p == decls.end())
+      throw std::invalid_argument("tables must link each table to a table declared with it, but '" + it.parent +
+                                  "' is not one");
+    if (p->second.column.empty() || p->second.column != lower(it.parent_column))
+      throw std::invalid_argument("tables must link each table to the unit column of its parent, but links '" +
+                                  it.table + "' to '" + it.parent + "." + it.parent_column + "'");
+  }
+  // Each table's family: the root of its links (no cycles).
+  for (auto& [t, d] : decls) {
+    std::string root = t;
+    for (std::size_t steps = 0; !decls.at(root).parent.empty(); ++steps) {
+      if (steps > decls.size())
+        throw std::invalid_argument("tables must not link tables in a cycle, but '" + t + "' is in one");
+      root = decls.at(root).parent;
+    }
+    d.family = root;
+  }
   AnalystMode& m = conn.analyst_mode();
-  m.private_tables.insert(names.begin(), names.end());
+  const bool on = !m.private_tables.empty();
+  // Fixed for the connection's life: a table declared before keeps its declaration.
+  for (const auto& [t, d] : decls) {
+    auto old = m.units.find(t);
+    if (from_sql && on && old == m.units.end() && !d.column.empty())
+      throw std::invalid_argument("tables must not declare a new unit once analyst mode is on (the owner declares "
+                                  "units when switching it on, or from C with optdp_analyst_mode), but declares '" +
+                                  t + "'");
+    if (old != m.units.end() && (old->second.column != d.column || old->second.parent != d.parent))
+      throw std::invalid_argument("tables must keep each declaration made earlier on this connection (it is fixed for "
+                                  "the life of the connection), but changes '" + t + "'");
+  }
+  for (const auto& [t, d] : decls) {
+    m.private_tables.insert(t);
+    m.units.emplace(t, d);
+  }
   if (app) {
     m.app = app;
     m.app_data = app_data;
@@ -142,7 +259,7 @@ void dp_analyst_mode_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   guard_scalar(ctx, "dp_analyst_mode", argc, argv, [&] {
     const std::string tables(text_arg(argv[0], "tables", "table names separated by commas"));
     Connection& conn = connection(ctx);
-    enable_analyst_mode(conn, tables, nullptr, nullptr);
+    enable_analyst_mode(conn, tables, nullptr, nullptr, /*from_sql=*/true);
     sqlite3_result_int64(ctx, static_cast<sqlite3_int64>(conn.analyst_mode().private_tables.size()));
   });
 }
@@ -167,7 +284,7 @@ extern "C" __attribute__((visibility("default"))) int optdp_analyst_mode(
   Connection* conn = nullptr;
   try {
     conn = Connection::for_db(db);
-    enable_analyst_mode(*conn, private_tables ? private_tables : "", app_authorizer, app_data);
+    enable_analyst_mode(*conn, private_tables ? private_tables : "", app_authorizer, app_data, /*from_sql=*/false);
     Connection::release(conn);
     return SQLITE_OK;
   } catch (const std::exception& e) {

@@ -8,6 +8,9 @@
 // (allowlist.hpp) and optdp's own; no recursive CTE, PRAGMA, ATTACH, ANALYZE
 // or virtual-table DDL; no write, DDL or trigger on a private table; no read
 // of what describes private tables (sqlite_stat*, dbstat, pragma_*).
+// The owner declares each private table's privacy unit when switching the
+// mode on (units.hpp): private_groups' rows queries must attribute every
+// row to the unit of the private row it comes from.
 #pragma once
 
 #include <set>
@@ -15,6 +18,7 @@
 #include <string_view>
 
 #include "sqlite/api.hpp"
+#include "sqlite/units.hpp"
 
 namespace optdp::sql {
 
@@ -22,6 +26,7 @@ using Authorizer = int (*)(void*, int, const char*, const char*, const char*, co
 
 struct AnalystMode {
   std::set<std::string> private_tables;  // lower case
+  UnitDecls units;                       // each private table's declaration (units.hpp), fixed once made
   Authorizer app = nullptr;              // the application's own authorizer, consulted after optdp's
   void* app_data = nullptr;
   std::string last_refusal;              // why the last statement was refused ("" if none)

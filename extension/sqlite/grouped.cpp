@@ -10,7 +10,10 @@
 // column of public keys; without it, keys are chosen by partition selection.
 // Only the two queries given as arguments are prepared and run, on optdp's
 // own read-only connection, checked by the allow-list when prepared
-// (guarded.hpp, docs/boundary.md "Queries optdp runs").
+// (guarded.hpp, docs/boundary.md "Queries optdp runs"). In analyst mode the
+// rows query's program is also checked against the owner's declared units
+// (units.hpp, docs/boundary.md "Who a row belongs to"); outside it, the
+// query defines the unit.
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -31,6 +34,7 @@
 #include "sqlite/stmt.hpp"
 #include "sqlite/params.hpp"
 #include "sqlite/sql_text.hpp"
+#include "sqlite/units.hpp"
 #include "sqlite/vtab.hpp"
 
 namespace optdp::sql {
@@ -242,6 +246,9 @@ std::unique_ptr<RowSource> open_private_groups(sqlite3_value** argv, Connection&
 
   // The queries, checked when they are prepared.
   GuardedDb& guarded = guarded_db(conn.db(), conn.guarded_cache());
+  // In analyst mode the program prepared is checked (units.hpp): prepare it
+  // on the current schema, so that SQLite does not prepare it again.
+  if (conn.has_analyst_mode()) guarded.refresh_schema();
   Stmt rows = guarded.prepare(query, "rows_query");
   const int columns = sqlite3_column_count(rows.get());
   if (columns != 2 && columns != 3)
@@ -250,6 +257,18 @@ std::unique_ptr<RowSource> open_private_groups(sqlite3_value** argv, Connection&
   if (!ends_with_order_by_1(query))
     throw std::invalid_argument("rows_query must end with ORDER BY 1 (its unit column), so that each unit's rows "
                                 "arrive together");
+  // In analyst mode, who each row belongs to is the owner's declaration: the
+  // program SQLite prepared must attribute every row to the unit of the
+  // private row it comes from (units.hpp), or the query is refused here,
+  // before the charge. Outside analyst mode the query defines the unit.
+  if (conn.has_analyst_mode()) {
+    try {
+      check_units(guarded, query, conn.analyst_mode().units);
+    } catch (const std::invalid_argument& e) {
+      conn.analyst_mode().last_refusal = std::string(kName) + ": " + e.what();
+      throw;
+    }
+  }
   const bool has_value = columns == 3;
   const GroupedPlan plan(epsilon, options, has_value, private_keys);
   Stmt ks;
@@ -325,6 +344,12 @@ std::unique_ptr<RowSource> open_private_groups(sqlite3_value** argv, Connection&
       acc.add(it->second, priority(id, static_cast<unsigned char>(k.type), identity(k, buf)), q, rng);
     }
     if (rc != SQLITE_DONE) throw std::runtime_error(sqlite3_errmsg(gdb));
+    // SQLite prepares a statement again when the schema changed since (here:
+    // another connection changed it between the refresh and the run): the
+    // program that ran would not be the one checked. Whether it happened
+    // depends on the schema, never on the rows.
+    if (conn.has_analyst_mode() && sqlite3_stmt_status(s, SQLITE_STMTSTATUS_REPREPARE, 0) != 0)
+      throw std::runtime_error("schema changed");
     rows.reset();
     if (in_unit) acc.end_unit();
     acc.reserve_keys(keys.size());

@@ -45,6 +45,43 @@ Stmt GuardedDb::prepare(std::string_view text, const char* what,
   return s;
 }
 
+Stmt GuardedDb::explain(std::string_view text, const char* what) {
+  check_ = QueryCheck{};
+  std::string sql = "EXPLAIN ";
+  sql.append(text);
+  sqlite3_stmt* raw = nullptr;
+  const int rc = sqlite3_prepare_v3(db_, sql.c_str(), static_cast<int>(sql.size()), SQLITE_PREPARE_NO_VTAB, &raw,
+                                    nullptr);
+  Stmt s(raw);
+  if (rc != SQLITE_OK || !s || !check_.refused.empty())
+    throw std::invalid_argument(std::string(what) + " does not prepare a second time (its program cannot be checked)");
+  return s;
+}
+
+void GuardedDb::schema_query(const char* sql, const std::function<void(sqlite3_stmt*)>& bind,
+                             const std::function<void(sqlite3_stmt*)>& row) {
+  // Not by switching the authorizer off: setting one expires every prepared
+  // statement of the connection, the rows query's among them.
+  struct Restore {
+    QueryCheck& c;
+    ~Restore() { c = QueryCheck{}; }
+  } restore{check_};
+  check_ = QueryCheck{};
+  check_.schema_only = true;
+  sqlite3_stmt* raw = nullptr;
+  if (sqlite3_prepare_v2(db_, sql, -1, &raw, nullptr) != SQLITE_OK)
+    throw std::runtime_error(std::string("cannot read the schema: ") + sqlite3_errmsg(db_));
+  Stmt s(raw);
+  if (bind) bind(s.get());
+  int rc;
+  while ((rc = sqlite3_step(s.get())) == SQLITE_ROW) row(s.get());
+  if (rc != SQLITE_DONE) throw std::runtime_error(std::string("cannot read the schema: ") + sqlite3_errmsg(db_));
+}
+
+void GuardedDb::refresh_schema() {
+  schema_query("SELECT count(*) FROM main.sqlite_schema", nullptr, [](sqlite3_stmt*) {});
+}
+
 GuardedDb& guarded_db(sqlite3* db, std::unique_ptr<GuardedDb>& cache) {
   const char* file = sqlite3_db_filename(db, "main");
   if (!file || !*file)

@@ -15,6 +15,7 @@
 // user's connection are not visible to it.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -42,6 +43,24 @@ class GuardedDb {
   // may_read (with self): as QueryCheck's, e.g. to refuse private tables.
   Stmt prepare(std::string_view text, const char* what,
                bool (*may_read)(void* self, const char* schema, const char* table) = nullptr, void* self = nullptr);
+
+  // The program SQLite prepares for `text` (which prepare() just admitted):
+  // "EXPLAIN " followed by text, prepared with the same checks, one row per
+  // instruction (addr, opcode, p1, p2, p3, p4, p5, comment). Reads no row.
+  Stmt explain(std::string_view text, const char* what);
+
+  // Runs optdp's own constant query `sql` on the schema (sqlite_schema,
+  // pragma_table_info of main), with bind to bind its parameters and row
+  // called for each row. The allow-list's authorizer admits reads and
+  // table-valued pragmas meanwhile (they consult it when they run).
+  // Brings the connection's copy of the schema up to date (a read of
+  // sqlite_schema: SQLite reloads a schema another connection changed when a
+  // statement starts reading, not when one is prepared), so that a statement
+  // prepared next is not prepared again when it first runs.
+  void refresh_schema();
+
+  void schema_query(const char* sql, const std::function<void(sqlite3_stmt*)>& bind,
+                    const std::function<void(sqlite3_stmt*)>& row);
 
  private:
   std::string path_;

@@ -32,7 +32,16 @@ int sqlite3_optdp_init(sqlite3* db, char** pzErrMsg, const sqlite3_api_routines*
 /* Analyst mode (docs/boundary.md, "Analyst mode"), for hosts that take SQL
  * from analysts: from now on (and never again off) the tables named in
  * private_tables (comma-separated, in main) can be read on db only through
- * private_groups, and every statement prepared on db is checked by optdp's
+ * private_groups. Each is declared with its privacy unit, as in SQL's
+ * dp_analyst_mode: "patients(id), visits(patient_id -> patients.id)" (a
+ * unit column, and a link to the unit column of a table declared in the
+ * same call); a bare name is private but cannot be read by private_groups.
+ * A declaration is fixed for the connection's life; this function may add
+ * units and links later (SQL's dp_analyst_mode, which the analyst can call
+ * too, then adds only tables without a unit). private_groups then
+ * refuses, when prepared, a rows query that does not attribute every row to
+ * the declared unit of the private rows it comes from (docs/boundary.md,
+ * "Who a row belongs to"). Every statement prepared on db is checked by optdp's
  * authorizer (functions from optdp's allow-list and optdp's own; no
  * recursive CTE, PRAGMA, ATTACH; no write, DDL or trigger on a private table).
  * SQLite keeps one authorizer per connection: pass the application's own as

@@ -33,7 +33,7 @@ import unittest
 import optdp_testlib as lib
 
 FIXTURE = os.path.join(lib.HERE, "..", "..", "sql", "fixtures", "hospital.sql")
-PRIVATE = "patients, visits"
+PRIVATE = "patients(id), visits(patient_id -> patients.id)"
 NEIGHBOUR = 17
 
 PAYLOADS = [
