@@ -226,6 +226,16 @@ Pld Pld::geometric_composed(double alpha, std::uint64_t k, double resolution, do
   return binomial_pld(lam * (1 + kMarginQ), lam * (1 - kMarginQ), 1 / (1 + a), k, resolution, tail);
 }
 
+Pld Pld::approximate_composed(double eps, double delta, std::uint64_t k, double resolution, double tail) {
+  if (!(delta >= 0 && delta <= 1)) bad("delta", "in [0, 1]", delta);
+  Pld p = pure_composed(eps, k, resolution, tail);
+  // (1 - delta)^k in binary128 (k log1p(-delta), relative error far below the margin).
+  const __float128 keep = delta == 1 ? 0 : expq(static_cast<__float128>(k) * log1pq(-static_cast<__float128>(delta)));
+  for (double& m : p.m_) m = mass_down(keep * m);
+  p.normalise();
+  return p;
+}
+
 Pld Pld::approximate(double eps, double delta, double resolution) {
   if (!(delta >= 0 && delta <= 1)) bad("delta", "in [0, 1]", delta);
   Pld p = pure(eps, resolution);
@@ -357,19 +367,37 @@ Pld Pld::compose(const Pld& other, double tail) const {
   const std::int64_t terms = std::min(nz_this, nz_other);
   std::vector<double> c(static_cast<std::size_t>(span), 0.0);
   const double* bm = inner->m_.data();
-  const std::size_t bn = inner->m_.size();
-  for (std::size_t i = 0; i < outer->m_.size(); ++i) {
-    const double a = outer->m_[i];
-    if (a == 0) continue;
-    double* ci = c.data() + i;
-    for (std::size_t j = 0; j < bn; ++j) ci[j] += a * bm[j];
+  const std::size_t bn = inner->m_.size(), an = outer->m_.size();
+  // Blocked summation: the products of kBlock consecutive outer masses are
+  // summed into t, then t is added into c. Each c_k is then a sum of at most
+  // `chunks` partial sums, each of at most min(kBlock, terms) nonnegative
+  // products, all accumulated in order: within a relative
+  // gamma_(min(kBlock, terms)) + gamma_chunks (+ second-order terms) of the
+  // exact sum (Higham, Accuracy and Stability of Numerical Algorithms, Lemma
+  // 3.1 and section 3.1), instead of gamma_terms for one long sum; products
+  // that fell below the normal range add at most 2^-1074 each, negligible once
+  // c_k >= kTiny. So c_k (1 - 3 (min(kBlock, terms) + chunks + 2) u), rounded
+  // (one more u, covered by the factor 3), is a lower bound.
+  constexpr std::size_t kBlock = 256;
+  std::vector<double> t;
+  std::int64_t chunks = 0;
+  for (std::size_t start = 0; start < an; start += kBlock) {
+    const std::size_t end = std::min(an, start + kBlock);
+    bool any = false;
+    for (std::size_t i = start; i < end && !any; ++i) any = outer->m_[i] != 0;
+    if (!any) continue;
+    ++chunks;
+    t.assign(end - start + bn - 1, 0.0);
+    for (std::size_t i = start; i < end; ++i) {
+      const double a = outer->m_[i];
+      if (a == 0) continue;
+      double* ti = t.data() + (i - start);
+      for (std::size_t j = 0; j < bn; ++j) ti[j] += a * bm[j];
+    }
+    double* cs = c.data() + start;
+    for (std::size_t q = 0; q < t.size(); ++q) cs[q] += t[q];
   }
-  // Each c_k is a sum of at most `terms` nonnegative products, accumulated in
-  // order: within a relative gamma_terms of the exact sum (Higham, Lemma 3.4
-  // and 3.1); products that fell below the normal range add at most 2^-1074
-  // each, far below that relative error once c_k >= kTiny. So
-  // c_k (1 - 3 (terms + 2) u), rounded (one more u), is a lower bound.
-  const double f = 1 - 3 * static_cast<double>(terms + 2) * kU;
+  const double f = 1 - 3 * static_cast<double>(std::min<std::int64_t>(kBlock, terms) + chunks + 2) * kU;
   if (!(f > 0.5)) throw std::invalid_argument("the composed PLD has too many terms per loss");
   for (double& x : c) {
     x *= f;

@@ -63,6 +63,11 @@ class Pld {
                            double tail = kDefaultTail);
   static Pld geometric_composed(double alpha, std::uint64_t k, double resolution = kDefaultResolution,
                                 double tail = kDefaultTail);
+  // k releases like approximate(eps, delta): (1 - delta)^k times
+  // pure_composed(eps, k), the rest at +inf (any release's delta branch makes
+  // the whole loss infinite).
+  static Pld approximate_composed(double eps, double delta, std::uint64_t k, double resolution = kDefaultResolution,
+                                  double tail = kDefaultTail);
   // An (eps, delta)-DP release: mass delta at +inf, (1 - delta) times pure(eps).
   static Pld approximate(double eps, double delta, double resolution = kDefaultResolution);
   // The integer staircase with b in (0, 1), sensitivity D >= 1 and 1 <= r <= D
