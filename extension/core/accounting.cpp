@@ -195,13 +195,20 @@ void pld_account(const Summary& s, const Budget& b, Accounting& a) {
   for (const auto& [eps, k] : s.pures) add_span(eps, k);
   for (const auto& [ed, k] : s.approximates) add_span(ed.first, k);
   if (!(span <= kPldMaxSpan)) return;
-  pld::Pld p(kPldResolution);
-  for (const auto& [eps, k] : s.pures) p = p.compose(pld::Pld::pure_composed(eps, k, kPldResolution));
-  for (const auto& [ed, k] : s.approximates)
-    p = p.compose(pld::Pld::approximate_composed(ed.first, ed.second, k, kPldResolution));
-  a.pld_evaluated = true;
-  a.pld_delta = p.delta(b.eps);
-  a.pld_fits = a.pld_delta <= b.delta;
+  try {
+    pld::Pld p(kPldResolution);
+    for (const auto& [eps, k] : s.pures) p = p.compose(pld::Pld::pure_composed(eps, k, kPldResolution));
+    for (const auto& [ed, k] : s.approximates)
+      p = p.compose(pld::Pld::approximate_composed(ed.first, ed.second, k, kPldResolution));
+    a.pld_delta = p.delta(b.eps);
+    a.pld_fits = a.pld_delta <= b.delta;
+    a.pld_evaluated = true;
+  } catch (const std::invalid_argument&) {
+    // A grid the PLD cannot hold (a loss beyond its range): this accounting
+    // is not available for the history; the others decide, as before.
+    a.pld_fits = false;
+    a.pld_delta = 1;
+  }
 }
 
 Accounting evaluate(const Summary& in, const Budget& b) {

@@ -113,10 +113,17 @@ void Pld::normalise() {
     lo_ += static_cast<std::int64_t>(a);
   }
   if (m_.empty()) lo_ = 0;
-  // 1 - sum(m) rounded up: the binary128 sum of n doubles is within n 2^-113 of the exact one.
+  // 1 - sum(m) rounded up: the binary128 sum of n nonzero doubles is within
+  // n 2^-113 of the exact one (zeros are skipped: binary128 adds are slow).
   __float128 s = 0;
-  for (double x : m_) s += x;
-  const __float128 rest = 1 - s + (static_cast<__float128>(m_.size()) + 1) * 0x1p-112Q;
+  std::size_t n = 0;
+  for (double x : m_) {
+    if (x != 0) {
+      s += x;
+      ++n;
+    }
+  }
+  const __float128 rest = 1 - s + (static_cast<__float128>(n) + 1) * 0x1p-112Q;
   inf_ = rest <= 0 ? 0 : std::min(1.0, up(rest));
 }
 
@@ -170,36 +177,44 @@ Pld Pld::geometric(double alpha, double resolution) {
 namespace {
 
 // k two-point releases with losses +lam (mass p) and -lam: the number j of
-// +lam outcomes is binomial(k, p) and the loss is (2j - k) lam. Each j's mass
-// is evaluated in binary128 (lgammaq, relative error far below 2^-90) and
-// rounded down; its loss index is bounded above with lam_up for 2j - k > 0
-// and lam_low otherwise. Only j within the binomial's bulk are kept: from the
-// mode outwards until a term falls below tail 2^-60 and the ratio of
-// consecutive terms bounds the rest (the terms are log-concave in j).
+// +lam outcomes is binomial(k, p) and the loss is (2j - k) lam. Its loss
+// index is bounded above with lam_up for 2j - k > 0 and lam_low otherwise.
+// The mode's mass is exp(lgamma(k + 1) - lgamma(j + 1) - lgamma(k - j + 1) +
+// j ln p + (k - j) ln(1 - p)) in binary128: with each part within a few ulp,
+// the exponent is off by at most (sum of the parts' magnitudes) 2^-110, so the
+// mass by a relative rel_mode = that + 2^-110. The other masses follow by
+// the ratio t_(j+1) / t_j = (k - j) p / ((j + 1)(1 - p)) (a handful of
+// roundings, 2^-110 per step). Each mass is multiplied by (1 - its bound) and
+// rounded down. Only j within the binomial's bulk are kept: outwards from the
+// mode until a term falls below tail 2^-60 (the terms are log-concave, so the
+// rest is smaller still; it goes to +inf).
 Pld binomial_pld(__float128 lam_up, __float128 lam_low, __float128 p, std::uint64_t k, double resolution, double tail) {
   Builder b(resolution);
-  const __float128 kq = static_cast<__float128>(k), lp = logq(p), lq = log1pq(-p), lgk = lgammaq(kq + 1);
-  const __float128 N = resolution;
-  auto term = [&](std::int64_t j) {
-    const __float128 jq = static_cast<__float128>(j);
-    return expq(lgk - lgammaq(jq + 1) - lgammaq(kq - jq + 1) + jq * lp + (kq - jq) * lq);
-  };
-  auto add = [&](std::int64_t j, __float128 t) {
-    const std::int64_t s = 2 * j - static_cast<std::int64_t>(k);
-    b.add(index_up(static_cast<__float128>(s) * (s > 0 ? lam_up : lam_low) * N), mass_down(t));
-  };
+  const __float128 kq = static_cast<__float128>(k), lp = logq(p), lq = log1pq(-p), N = resolution;
   const std::int64_t K = static_cast<std::int64_t>(k);
   const std::int64_t mode = std::min<std::int64_t>(K, static_cast<std::int64_t>(floorq((kq + 1) * p)));
+  const __float128 mq = static_cast<__float128>(mode);
+  const __float128 parts[] = {lgammaq(kq + 1), -lgammaq(mq + 1), -lgammaq(kq - mq + 1), mq * lp, (kq - mq) * lq};
+  __float128 expo = 0, mag = 0;
+  for (const __float128 x : parts) expo += x, mag += fabsq(x);
+  const __float128 t_mode = expq(expo), rel_mode = (mag + 1) * 0x1p-110Q;
+  auto add = [&](std::int64_t j, __float128 t, std::int64_t steps) {
+    const std::int64_t s = 2 * j - K;
+    const __float128 rel = rel_mode + static_cast<__float128>(steps) * 0x1p-110Q;
+    b.add(index_up(static_cast<__float128>(s) * (s > 0 ? lam_up : lam_low) * N), mass_down(t * (1 - rel)));
+  };
+  const __float128 odds = p / (1 - p);
   const __float128 stop = static_cast<__float128>(tail) * 0x1p-60Q;
-  for (std::int64_t j = mode; j <= K; ++j) {
-    const __float128 t = term(j);
-    add(j, t);
-    if (t < stop) break;
+  add(mode, t_mode, 0);
+  __float128 t = t_mode;
+  for (std::int64_t j = mode; j < K && t >= stop; ++j) {  // t = t_j; next t_(j+1)
+    t *= static_cast<__float128>(K - j) / static_cast<__float128>(j + 1) * odds;
+    add(j + 1, t, j + 1 - mode);
   }
-  for (std::int64_t j = mode - 1; j >= 0; --j) {
-    const __float128 t = term(j);
-    add(j, t);
-    if (t < stop) break;
+  t = t_mode;
+  for (std::int64_t j = mode; j > 0 && t >= stop; --j) {  // t = t_j; next t_(j-1)
+    t *= static_cast<__float128>(j) / static_cast<__float128>(K - j + 1) / odds;
+    add(j - 1, t, mode - j + 1);
   }
   return b.build();
 }
