@@ -369,3 +369,21 @@ TEST(Pld, CountsAtNoiseSd200) {
   EXPECT_LE(d2241, 1e-6);
   EXPECT_GT(d2242, 1e-6);
 }
+
+// Groups of pure and (eps, delta) releases, as the ledger composes them: k
+// pure and m approximate releases at one eps have the curve
+// 1 - (1 - d)^m + (1 - d)^m delta_RR(k + m)(E) (the delta branches make the
+// loss infinite; otherwise randomized response k + m times).
+TEST(Pld, ApproximateGroupsAddTheirDeltaEvent) {
+  const double eps = 0.01, d = 1e-4, N = 1e5;
+  const std::uint64_t k = 300, m = 5;
+  const Pld grid = Pld::pure_composed(eps, k, N).compose(Pld::approximate_composed(eps, d, m, N));
+  const long double keep = std::pow(1 - static_cast<long double>(d), static_cast<long double>(m));
+  for (double E : {0.0, 0.2, 0.5}) {
+    const long double rr = optdp::pld::rr_composed_delta(eps, k + m, E);
+    const long double exact = 1 - keep + keep * rr;
+    EXPECT_TRUE(sandwiched(grid, 2 / N, E, exact)) << E << ": " << grid.delta(E) << " vs " << static_cast<double>(exact);
+    // Wrong input: without the delta event.
+    EXPECT_FALSE(sandwiched(grid, 2 / N, E, rr));
+  }
+}
