@@ -67,8 +67,8 @@ struct Budget {
   double delta = 0;  // in [0, 1)
 };
 
-// Both accountings of a history against a budget. Each is a valid (eps, delta)
-// bound on the whole history, so the history is within the budget when either
+// The accountings of a history against a budget. Each is a valid (eps, delta)
+// bound on the whole history, so the history is within the budget when any
 // fits (docs/accounting.md, "Taking the better of two bounds").
 struct Accounting {
   // Basic composition: every entry converted to (eps, delta) alone; each
@@ -80,7 +80,14 @@ struct Accounting {
   bool zcdp_fits = false;
   double rho_total = 0;    // sum rho_j + sum eps_i^2 / 2, rounded up
   double zcdp_delta = 0;   // sum delta_k + delta_of_rho(rho_total, budget.eps), rounded up
-  bool fits() const { return basic_fits || zcdp_fits; }
+  // The privacy curve (core/pld.hpp): evaluated only when neither of the
+  // above fits, the budget has a delta, no entry is Gaussian (the ledger
+  // records a Gaussian's rho, not the sigma^2 and sensitivity its PLD needs),
+  // and the grid stays small (docs/accounting.md, "The ledger and the PLD").
+  bool pld_evaluated = false;
+  bool pld_fits = false;
+  double pld_delta = 1;    // an upper bound on the history's delta at eps = budget.eps
+  bool fits() const { return basic_fits || zcdp_fits || pld_fits; }
 };
 
 Accounting account(const std::vector<Entry>& history, const Budget& budget);

@@ -53,7 +53,9 @@ std::string ledger_refusal(const LedgerAccount& a, const std::vector<zcdp::Entry
   // zCDP (and, with Gaussian releases, basic composition as the core counts it).
   const zcdp::Entry extra = ledger_entry(c.epsilon, c.delta, c.rho);
   const zcdp::Accounting acc = zcdp::account(history, extra, 1, {a.total_epsilon, a.total_delta});
-  if (acc.zcdp_fits || (gaussian && acc.basic_fits)) return {};
+  // The privacy curve (PLD) fits: accepted. Its refusal adds nothing to the
+  // words below (they name the accountings a user can reason with).
+  if (acc.zcdp_fits || (gaussian && acc.basic_fits) || acc.pld_fits) return {};
   if (gaussian)
     why = "privacy budget exhausted: with this release (" +
           (c.rho > 0 ? "rho " + format_double(c.rho)

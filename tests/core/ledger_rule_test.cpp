@@ -12,6 +12,7 @@
 
 #include "core/accounting.hpp"
 #include "core/budget.hpp"
+#include "core/privacy.hpp"
 
 using optdp::LedgerAccount;
 using optdp::zcdp::Entry;
@@ -105,4 +106,42 @@ TEST(LedgerRule, GaussianHistoriesNameBothAccountings) {
   EXPECT_EQ(pure.rfind("privacy budget exhausted: with this release (epsilon 1e-06) basic composition gives (", 0),
             0u) << pure;
   EXPECT_EQ(h.size(), 1u);
+}
+
+// The privacy curve (core/pld.hpp): pure releases past what zCDP allows. The
+// geometric counts at noise sd 200 (eps 0.0070711): 973 by zCDP, 1,123 by
+// their exact curve (the binomial of randomized response); the ledger takes
+// exactly what further_releases plans, and refuses the next one with the
+// zCDP wording unchanged.
+TEST(LedgerRule, PrivacyCurveFitsPastZcdp) {
+  const double y = (-2 + std::sqrt(4.0 + 320000.0)) / 80000.0;  // 40000 y^2 + 2y - 2 = 0, y = 1 - alpha
+  const double eps = optdp::epsilon_of_alpha(1 - y);
+  const optdp::zcdp::Budget b{1.0, 1e-6};
+  const auto n = optdp::zcdp::further_releases({}, Entry::pure(eps), b);
+  EXPECT_GE(n, 1100u);
+  EXPECT_LE(n, 1123u);  // never above the exact curve's count
+  // zCDP alone stops far earlier.
+  std::uint64_t z = 0;
+  while (optdp::zcdp::account({}, Entry::pure(eps), z + 1, b).zcdp_fits) ++z;
+  EXPECT_LT(z, 1000u);
+  // The accountant's figures: the PLD fits at n and not at n + 1.
+  const auto at_n = optdp::zcdp::account({}, Entry::pure(eps), n, b);
+  EXPECT_TRUE(at_n.pld_evaluated && at_n.pld_fits && !at_n.zcdp_fits);
+  EXPECT_LE(at_n.pld_delta, 1e-6);
+  const auto past = optdp::zcdp::account({}, Entry::pure(eps), n + 1, b);
+  EXPECT_TRUE(past.pld_evaluated && !past.fits());
+  EXPECT_GT(past.pld_delta, 1e-6);
+  // The ledger: exactly n.
+  LedgerAccount a = fresh(1.0, 1e-6);
+  std::vector<Entry> h;
+  const auto c = optdp::ledger_charge(eps, 0, 0);
+  for (std::uint64_t i = 0; i < n; ++i) ASSERT_EQ(charge(a, h, c), "") << i;
+  const std::string why = charge(a, h, c);
+  EXPECT_NE(why.find("; nor does zCDP fit: rho "), std::string::npos) << why;
+  EXPECT_EQ(h.size(), n);
+  // Without a delta budget the curve cannot help (as zCDP cannot).
+  EXPECT_FALSE(optdp::zcdp::account({}, Entry::pure(eps), 200, {1.0, 0.0}).fits());
+  // With a Gaussian entry the PLD is not evaluated (its sigma^2 is not recorded).
+  const auto g = optdp::zcdp::account({Entry::gaussian(1e-5)}, Entry::pure(eps), 1100, b);
+  EXPECT_FALSE(g.pld_evaluated);
 }
