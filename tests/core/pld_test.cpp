@@ -3,6 +3,7 @@
 // curve), pessimism (never below the exact curve), and the counts the issue's
 // table claims. Every comparison is also run on a deliberately wrong input,
 // to show that it can fail.
+#include <cstdlib>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -354,6 +355,13 @@ TEST(Pld, CountsAtNoiseSd200) {
   // The accountant's grid form (one rounding for the group) agrees.
   EXPECT_LE(Pld::geometric_composed(alpha, 1123).delta(1.0), 1e-6);
   EXPECT_GT(Pld::geometric_composed(alpha, 1124).delta(1.0), 1e-6);
+}
+
+// The slow half (tens of seconds, minutes under the sanitizers): thousands of
+// releases composed one at a time. Opt-in: OPTDP_LONG_TESTS=1.
+TEST(Pld, CountsAtNoiseSd200ComposedOneAtATime) {
+  if (!std::getenv("OPTDP_LONG_TESTS")) GTEST_SKIP() << "set OPTDP_LONG_TESTS=1 to run it";
+  const double alpha = alpha_at_sd200();
   // Releases composed one at a time on the default grid lose a few to rounding.
   std::printf("geometric, per-release grid 1e-5: delta at 1123 = %.6g, at 1100 = %.6g\n",
               Pld::geometric(alpha).self_compose(1123).delta(1.0), Pld::geometric(alpha).self_compose(1100).delta(1.0));
