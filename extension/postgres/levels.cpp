@@ -81,12 +81,18 @@ const LevelsParams& levels_params(FunctionCallInfo fcinfo, const char* function,
 }
 
 // The chain of the last levels released in this backend (building one costs
-// binary128 work per level).
-std::unique_ptr<optdp::LevelChain> the_chain;
+// binary128 work per level). A plain pointer, never destroyed at exit: the
+// module holds no object with static storage and a destructor, which exit()
+// would run in every process, also from a signal handler.
+optdp::LevelChain* the_chain = nullptr;
 
+// C++: call inside run_cpp.
 const optdp::LevelChain& level_chain(const LevelsParams& p) {
-  if (!the_chain || the_chain->alphas() != std::vector<double>(p.alphas, p.alphas + p.k))
-    the_chain = std::make_unique<optdp::LevelChain>(std::vector<double>(p.alphas, p.alphas + p.k));
+  if (!the_chain || the_chain->alphas() != std::vector<double>(p.alphas, p.alphas + p.k)) {
+    auto next = std::make_unique<optdp::LevelChain>(std::vector<double>(p.alphas, p.alphas + p.k));
+    delete the_chain;
+    the_chain = next.release();
+  }
   return *the_chain;
 }
 
