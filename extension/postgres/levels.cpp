@@ -16,6 +16,7 @@
 #include "core/privacy.hpp"
 #include "postgres/aggregate.hpp"
 #include "postgres/common.hpp"
+#include "postgres/release.hpp"
 
 extern "C" {
 #include "postgres.h"
@@ -149,7 +150,7 @@ Datum optdp_levels_final(PG_FUNCTION_ARGS) {
   const int first = levels_first(fcinfo, fn);
   const LevelsParams& p = levels_params(fcinfo, fn, first);
   const CountState s = PG_ARGISNULL(0) ? CountState{} : load<CountState>(PG_GETARG_BYTEA_PP(0), fn, "private_count");
-  charge(fn, p.eps);
+  release_charge(fcinfo, {fn, p.eps, 0.0});
   Failure f;
   std::int64_t released[optdp::kMaxLevels];
   run_cpp(f, fn, [&] {
@@ -200,3 +201,9 @@ OPTDP_PG_FUNCTION(optdp_levels_merge_trans) {
 }
 
 }  // extern "C"
+
+ReleaseCost optdp_pg::levels_cost(FunctionCallInfo fcinfo) {
+  const char* fn;
+  const int first = levels_first(fcinfo, fn);
+  return {fn, levels_params(fcinfo, fn, first).eps, 0.0};
+}
