@@ -543,6 +543,41 @@ Datum optdp_sum_state_final(PG_FUNCTION_ARGS) {
 
 }  // extern "C"
 
+// ---- numeric inputs (sql/70-numeric.sql) ---------------------------------------
+
+extern "C" {
+Datum optdp_gaussian_sum_trans(PG_FUNCTION_ARGS);
+Datum optdp_avg_trans(PG_FUNCTION_ARGS);
+Datum optdp_var_trans(PG_FUNCTION_ARGS);
+Datum optdp_quantile_trans(PG_FUNCTION_ARGS);
+Datum optdp_select_trans(PG_FUNCTION_ARGS);
+}
+
+namespace {
+
+// The float8 form's transition F with its argument i, a numeric, read as the
+// nearest double: beyond float8 it is +-inf (numeric_float8_no_overflow, where
+// the cast numeric -> float8 would fail and quote the value), NaN stays NaN;
+// F then reads it as it reads any float8.
+template <PGFunction F, int I>
+Datum numeric_input(FunctionCallInfo fcinfo) {
+  if (!PG_ARGISNULL(I)) fcinfo->args[I].value = DirectFunctionCall1(numeric_float8_no_overflow, PG_GETARG_DATUM(I));
+  return F(fcinfo);
+}
+
+}  // namespace
+
+extern "C" {
+
+OPTDP_PG_FUNCTION(optdp_sum_trans_numeric) { return numeric_input<optdp_sum_trans, 1>(fcinfo); }
+OPTDP_PG_FUNCTION(optdp_gaussian_sum_trans_numeric) { return numeric_input<optdp_gaussian_sum_trans, 1>(fcinfo); }
+OPTDP_PG_FUNCTION(optdp_avg_trans_numeric) { return numeric_input<optdp_avg_trans, 1>(fcinfo); }
+OPTDP_PG_FUNCTION(optdp_var_trans_numeric) { return numeric_input<optdp_var_trans, 1>(fcinfo); }
+OPTDP_PG_FUNCTION(optdp_quantile_trans_numeric) { return numeric_input<optdp_quantile_trans, 1>(fcinfo); }
+OPTDP_PG_FUNCTION(optdp_select_trans_numeric) { return numeric_input<optdp_select_trans, 2>(fcinfo); }
+
+}  // extern "C"
+
 extern "C" {
 
 // ---- scalar helpers ------------------------------------------------------------

@@ -159,12 +159,17 @@ void add_admission(EState* estate, Aggref* aggref, const ReleaseCost& c, bool pr
   admissions = a;
 }
 
+// Whether the Agg node makes one release per scan: no GROUP BY, no grouping sets.
+bool one_per_scan(const AggState* as) {
+  const Agg* plan = reinterpret_cast<const Agg*>(as->ss.ps.plan);
+  return plan->aggstrategy == AGG_PLAIN && plan->groupingSets == NIL;
+}
+
 // The releases of one Agg node: parameters read and checked by the release's
 // own reader, with the node as its context (as its final function will
 // have), then admitted and, without GROUP BY, charged.
 void admit_agg(AggState* as, EState* estate) {
-  const Agg* plan = reinterpret_cast<const Agg*>(as->ss.ps.plan);
-  const bool one_per_scan = plan->aggstrategy == AGG_PLAIN && plan->groupingSets == NIL;
+  const bool plain = one_per_scan(as);
   for (int i = 0; i < as->numaggs; ++i) {
     AggStatePerAgg pa = &as->peragg[i];
     if (!OidIsValid(pa->finalfn_oid)) continue;  // a partial aggregate: no release here
@@ -184,12 +189,11 @@ void admit_agg(AggState* as, EState* estate) {
     as->curperagg = pa;  // AggGetAggref's answer, as in the final function
     const ReleaseCost c = r->cost(fcinfo);
     as->curperagg = saved;
-    if (one_per_scan) {
+    if (plain)
       charge_release(c.function, c.epsilon, 0.0, c.rho);
-    } else {
+    else
       admit_grouped(c);
-    }
-    add_admission(estate, pa->aggref, c, one_per_scan);
+    add_admission(estate, pa->aggref, c, plain);
   }
 }
 
@@ -269,23 +273,34 @@ void install_release_hooks() {
 }
 
 void release_charge(FunctionCallInfo fcinfo, const ReleaseCost& cost) {
-  if (IsParallelWorker())
-    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                    errmsg("%s: a release cannot be made in a parallel worker (its charge is the leader's)",
-                           cost.function)));
+  AggState* as = fcinfo->context && IsA(fcinfo->context, AggState) ? reinterpret_cast<AggState*>(fcinfo->context)
+                                                                      : nullptr;
+  if (as == nullptr)
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg("%s: must be called as an aggregate",
+                                                                   cost.function)));
+  EState* estate = as->ss.ps.state;
   Aggref* aggref = AggGetAggref(fcinfo);
-  EState* estate = fcinfo->context && IsA(fcinfo->context, AggState)
-                       ? reinterpret_cast<AggState*>(fcinfo->context)->ss.ps.state
-                       : nullptr;
   Admission* a = admission_of(estate, aggref);
-  if (a == nullptr || a->epsilon != cost.epsilon || a->rho != cost.rho)
-    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                    errmsg("%s: this release was not admitted before its statement read a row (optdp must be "
-                           "loaded when the statement starts), so nothing is released",
-                           cost.function)));
-  if (a->precharged) {
-    a->precharged = false;
-    return;
+  if (IsParallelWorker()) {
+    // The leader admitted every release of the statement in its ExecutorRun,
+    // before it started the workers, and charged each aggregate without
+    // GROUP BY; such an Agg runs in one participant only (under a
+    // single-copy Gather, or as one subplan of a Parallel Append), so its
+    // first release here is the one the leader charged.
+    if (a == nullptr && one_per_scan(as)) {
+      add_admission(estate, aggref, cost, false);
+      return;
+    }
+  } else {
+    if (a == nullptr || a->epsilon != cost.epsilon || a->rho != cost.rho)
+      ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                      errmsg("%s: this release was not admitted before its statement read a row (optdp must be "
+                             "loaded when the statement starts), so nothing is released",
+                             cost.function)));
+    if (a->precharged) {
+      a->precharged = false;
+      return;
+    }
   }
   // A group's release (or a rescan's): the ledger as it is now, asked for
   // each release (one round trip without a ledger), so that a ledger
