@@ -15,12 +15,15 @@ extern "C" {
 #include "postgres.h"
 #include "fmgr.h"
 #include "access/parallel.h"
+#include "access/transam.h"
 #include "access/xact.h"
 #include "executor/executor.h"
 #include "executor/nodeAgg.h"
 #include "nodes/execnodes.h"
 #include "nodes/nodeFuncs.h"
 #include "nodes/plannodes.h"
+#include "storage/lwlock.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
 }
 
@@ -259,6 +262,45 @@ void release_subxact(SubXactEvent event, SubTransactionId sub, SubTransactionId 
   }
 }
 
+// The newest transaction of the cluster that has ended (committed or aborted).
+FullTransactionId latest_ended() {
+  LWLockAcquire(ProcArrayLock, LW_SHARED);
+  const FullTransactionId x = ShmemVariableCache->latestCompletedXid;
+  LWLockRelease(ProcArrayLock);
+  return x;
+}
+
+// The last time this backend's ledger connection found no ledger: the
+// newest ended transaction of the cluster just before it asked. While no
+// transaction has ended since, no ledger can have been attached (attaching
+// is a committed write), so a group's release skips the round trip; any
+// transaction that ends, a dp_ledger_attach included, makes the next release
+// ask again. Only for the default ledger connection (this cluster):
+// optdp.ledger_conninfo can name another server, whose transactions this
+// cannot see.
+bool no_ledger_known = false;
+FullTransactionId no_ledger_as_of;
+
+bool ledger_in_this_cluster() {
+  const char* conninfo = GetConfigOption("optdp.ledger_conninfo", true, false);
+  return conninfo == nullptr || conninfo[0] == 0;
+}
+
+// Charges a release made after the scan (a group's, a rescan's) on the
+// ledger as it is now.
+void charge_now(const ReleaseCost& cost) {
+  const bool here = ledger_in_this_cluster();
+  const FullTransactionId before = latest_ended();
+  if (here && no_ledger_known && FullTransactionIdEquals(before, no_ledger_as_of)) return;
+  no_ledger_known = false;
+  if (!ledger_attached(cost.function)) {
+    no_ledger_known = here;
+    no_ledger_as_of = before;
+    return;
+  }
+  charge_release(cost.function, cost.epsilon, 0.0, cost.rho);
+}
+
 }  // namespace
 
 void install_release_hooks() {
@@ -302,10 +344,9 @@ void release_charge(FunctionCallInfo fcinfo, const ReleaseCost& cost) {
       return;
     }
   }
-  // A group's release (or a rescan's): the ledger as it is now, asked for
-  // each release (one round trip without a ledger), so that a ledger
-  // attached while the statement runs charges its later releases.
-  if (ledger_attached(cost.function)) charge_release(cost.function, cost.epsilon, 0.0, cost.rho);
+  // A group's release (or a rescan's): the ledger as it is now, so that a
+  // ledger attached while the statement runs charges its later releases.
+  charge_now(cost);
 }
 
 }  // namespace optdp_pg
