@@ -385,9 +385,9 @@ class Parameters(unittest.TestCase):
         msg = ("private_count: alpha must be a literal or a query parameter (optdp fixes the noise before it reads "
                "any row), but is an expression that can depend on a row")
         SERVER.psql("CREATE OR REPLACE FUNCTION alpha_sql() RETURNS float8 STABLE LANGUAGE sql AS "
-                    "$$ SELECT CASE WHEN count(*) > 0 THEN 0.5 ELSE 0.25 END FROM t WHERE g = 5 $$; "
+                    "$$ SELECT 0.5::float8 FROM t WHERE g = 5 UNION ALL SELECT 0.25 LIMIT 1 $$; "
                     "CREATE OR REPLACE FUNCTION alpha_plpgsql() RETURNS float8 STABLE LANGUAGE plpgsql AS "
-                    "$$ BEGIN RETURN CASE WHEN EXISTS (SELECT 1 FROM t WHERE g = 5) THEN 0.5 ELSE 0.25 END; END $$")
+                    "$$ BEGIN RETURN CASE WHEN EXISTS (SELECT 1 FROM t WHERE g = 5 LIMIT 1) THEN 0.5 ELSE 0.25 END; END $$")
         for f in ("alpha_sql", "alpha_plpgsql"):
             self.assertSameErrorWithAndWithoutRows("private_count(%s())" % f, msg)
             self.assertSameErrorWithAndWithoutRows("private_count(x, %s()::float8)" % f, msg)
@@ -636,6 +636,15 @@ class Ledger(unittest.TestCase):
             self.assertEqual(SERVER.error_of("DO $$ BEGIN %s %s FOR i IN 1..5 LOOP %s END LOOP; END $$"
                                              % (release, attach, release), db="ledger"), msg, release)
             self.assertEqual(self.entries(), 1, release)
+
+    def test_a_statement_stopped_after_its_charge_stays_charged(self):
+        # the charge of a release without GROUP BY is committed before the first row;
+        # a statement_timeout during the scan stops the release, not the charge
+        SERVER.psql("SELECT dp_ledger_attach(100)", db="ledger")
+        self.assertEqual(SERVER.error_of("SET statement_timeout = '300ms'; SELECT private_count(0.5) FROM t "
+                                         "WHERE pg_sleep(0.01) IS NOT NULL", db="ledger"),
+                         "canceling statement due to statement timeout")
+        self.assertEqual(self.entries(), 1)
 
     def test_a_cursor_is_charged_once(self):
         SERVER.psql("SELECT dp_ledger_attach(100)", db="ledger")
