@@ -1,6 +1,7 @@
 // optdp for PostgreSQL: admission and charge of the aggregate releases before
 // the first row is read, and the final functions' side of it (release.hpp
 // describes the sequence; docs/boundary.md what is decided when).
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -262,24 +263,25 @@ void release_subxact(SubXactEvent event, SubTransactionId sub, SubTransactionId 
   }
 }
 
-// The newest transaction of the cluster that has ended (committed or aborted).
-FullTransactionId latest_ended() {
+// The cluster's count of ended transactions that wrote (PostgreSQL's own
+// test of whether a snapshot is still current: it moves whenever what a new
+// snapshot sees could differ).
+std::uint64_t transactions_ended() {
   LWLockAcquire(ProcArrayLock, LW_SHARED);
-  const FullTransactionId x = ShmemVariableCache->latestCompletedXid;
+  const std::uint64_t n = ShmemVariableCache->xactCompletionCount;
   LWLockRelease(ProcArrayLock);
-  return x;
+  return n;
 }
 
-// The last time this backend's ledger connection found no ledger: the
-// newest ended transaction of the cluster just before it asked. While no
-// transaction has ended since, no ledger can have been attached (attaching
-// is a committed write), so a group's release skips the round trip; any
-// transaction that ends, a dp_ledger_attach included, makes the next release
-// ask again. Only for the default ledger connection (this cluster):
-// optdp.ledger_conninfo can name another server, whose transactions this
-// cannot see.
+// The last time this backend's ledger connection found no ledger: the count
+// of ended transactions just before it asked. While no transaction has ended
+// since, no ledger can have been attached (attaching is a committed write),
+// so a group's release skips the round trip; any transaction that ends, a
+// dp_ledger_attach included, makes the next release ask again. Only for the
+// default ledger connection (this cluster): optdp.ledger_conninfo can name
+// another server, whose transactions this cannot see.
 bool no_ledger_known = false;
-FullTransactionId no_ledger_as_of;
+std::uint64_t no_ledger_as_of = 0;
 
 bool ledger_in_this_cluster() {
   const char* conninfo = GetConfigOption("optdp.ledger_conninfo", true, false);
@@ -290,8 +292,8 @@ bool ledger_in_this_cluster() {
 // ledger as it is now.
 void charge_now(const ReleaseCost& cost) {
   const bool here = ledger_in_this_cluster();
-  const FullTransactionId before = latest_ended();
-  if (here && no_ledger_known && FullTransactionIdEquals(before, no_ledger_as_of)) return;
+  const std::uint64_t before = transactions_ended();
+  if (here && no_ledger_known && before == no_ledger_as_of) return;
   no_ledger_known = false;
   if (!ledger_attached(cost.function)) {
     no_ledger_known = here;
