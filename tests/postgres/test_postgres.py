@@ -646,12 +646,17 @@ class Ledger(unittest.TestCase):
                          "canceling statement due to statement timeout")
         self.assertEqual(self.entries(), 1)
 
-    def test_a_cursor_is_charged_once(self):
+    def test_cursors_and_rescans_are_charged_per_release(self):
         SERVER.psql("SELECT dp_ledger_attach(100)", db="ledger")
+        # a cursor: charged at its first FETCH, once; a grouped one, per group fetched
         SERVER.psql("BEGIN; DECLARE c CURSOR FOR SELECT private_count(0.5) FROM t; FETCH 0 FROM c; FETCH 1 FROM c; "
                     "FETCH 1 FROM c; COMMIT; BEGIN; DECLARE d CURSOR FOR SELECT k, private_count(0.5) FROM t "
                     "WHERE k < 3 GROUP BY k; FETCH 1 FROM d; FETCH 1 FROM d; COMMIT", db="ledger")
         self.assertEqual(self.entries(), 3)
+        # a correlated sub-query: one release per outer row, each charged
+        SERVER.psql("SELECT (SELECT private_count(0.5) FROM t WHERE t.k = o.k) FROM (VALUES (1), (2), (3)) o(k)",
+                    db="ledger")
+        self.assertEqual(self.entries(), 6)
 
     def test_states_are_not_charged_the_merge_is_once(self):
         SERVER.psql("SELECT dp_ledger_attach(1000000)", db="ledger")
