@@ -39,8 +39,12 @@ std::string hide_values(std::string_view message) {
     head.resize(but);
   }
   // Values of other arguments inside the requirement (core/lp.cpp, core/loss.cpp, the ledger's messages).
-  static const std::regex range(R"( = \[[^\]]*\])"), matrix(R"(\ba (\d+)x\1 matrix( for n = \d+)?)"),
-      entries(R"(n\+1 = \d+ entries)"), ledger(R"(the ledger '.*?'(?= records |: |$))");
+  // Built once and never destroyed: a static with a destructor would run at
+  // exit() in every PostgreSQL process, also from a signal handler.
+  static const std::regex& range = *new std::regex(R"( = \[[^\]]*\])");
+  static const std::regex& matrix = *new std::regex(R"(\ba (\d+)x\1 matrix( for n = \d+)?)");
+  static const std::regex& entries = *new std::regex(R"(n\+1 = \d+ entries)");
+  static const std::regex& ledger = *new std::regex(R"(the ledger '.*?'(?= records |: |$))");
   head = std::regex_replace(head, range, "");
   head = std::regex_replace(head, matrix, "an (n+1)x(n+1) matrix");
   head = std::regex_replace(head, entries, "n+1 entries");

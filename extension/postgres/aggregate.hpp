@@ -108,9 +108,9 @@ struct CallParams {
   int text_len[kMaxParams];
 };
 
-// True when e depends on no row: constants and query parameters ($n), and
-// non-volatile functions and casts of them.
-bool row_independent(Node* e);
+// The statement's constant behind e (a Const or a PARAM_EXTERN Param, under
+// relabellings), or nullptr for anything else.
+Expr* statement_constant(Expr* e);
 // The Aggref of the call being computed, followed down a parallel plan to the
 // partial Aggref that keeps the call's arguments.
 Aggref* call_aggref(FunctionCallInfo fcinfo, const char* function);

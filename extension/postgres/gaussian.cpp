@@ -33,6 +33,7 @@
 #include "core/staircase.hpp"
 #include "postgres/aggregate.hpp"
 #include "postgres/common.hpp"
+#include "postgres/release.hpp"
 
 extern "C" {
 #include "postgres.h"
@@ -135,6 +136,16 @@ const SumParams& sum_params(FunctionCallInfo fcinfo, const char* function) {
 
 }  // namespace
 
+ReleaseCost optdp_pg::gaussian_count_cost(FunctionCallInfo fcinfo) {
+  const char* fn = agg_name(fcinfo, "gaussian_count");
+  return {fn, 0.0, count_rho(fcinfo, fn)};
+}
+
+ReleaseCost optdp_pg::gaussian_sum_cost(FunctionCallInfo fcinfo) {
+  const char* fn = agg_name(fcinfo, "gaussian_sum");
+  return {fn, 0.0, sum_params(fcinfo, fn).rho};
+}
+
 extern "C" {
 
 OPTDP_PG_FUNCTION(optdp_gaussian_count_trans);
@@ -179,11 +190,12 @@ Datum optdp_gaussian_count_merge_trans(PG_FUNCTION_ARGS) {
 // The release: charged (rho) before the noise is drawn, then count + N_Z(0,
 // 1 / (2 rho)) (L2 sensitivity 1: one row added or removed).
 Datum optdp_gaussian_count_final(PG_FUNCTION_ARGS) {
-  const char* fn = agg_name(fcinfo, "gaussian_count");
-  const double rho = count_rho(fcinfo, fn);
+  const ReleaseCost cost = gaussian_count_cost(fcinfo);
+  const char* fn = cost.function;
+  const double rho = cost.rho;
   const GaussianCountState s =
       PG_ARGISNULL(0) ? GaussianCountState{} : load<GaussianCountState>(PG_GETARG_BYTEA_PP(0), fn, "gaussian_count");
-  charge_gaussian(fn, rho);
+  release_charge(fcinfo, cost);
   Failure f;
   std::int64_t out = 0;
   run_cpp(f, fn, [&] {
@@ -260,11 +272,12 @@ Datum optdp_gaussian_sum_merge_trans(PG_FUNCTION_ARGS) {
 // The release: charged (rho), then the sum + N_Z(0, D^2 / (2 rho)) in grid
 // steps (L2 sensitivity D steps: one row added, removed or replaced).
 Datum optdp_gaussian_sum_final(PG_FUNCTION_ARGS) {
-  const char* fn = agg_name(fcinfo, "gaussian_sum");
+  const ReleaseCost cost = gaussian_sum_cost(fcinfo);
+  const char* fn = cost.function;
   const SumParams& p = sum_params(fcinfo, fn);
   const GaussianSumState s =
       PG_ARGISNULL(0) ? GaussianSumState{} : load<GaussianSumState>(PG_GETARG_BYTEA_PP(0), fn, "gaussian_sum");
-  charge_gaussian(fn, p.rho);
+  release_charge(fcinfo, cost);
   Failure f;
   double out = 0;
   run_cpp(f, fn, [&] {

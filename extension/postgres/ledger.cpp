@@ -13,6 +13,7 @@
 #include "core/ledger_rule.hpp"
 #include "postgres/aggregate.hpp"
 #include "postgres/common.hpp"
+#include "postgres/release.hpp"
 
 extern "C" {
 #include "postgres.h"
@@ -385,6 +386,7 @@ void _PG_init(void) {
                              "socket, the current database, the bootstrap superuser).",
                              nullptr, &ledger_conninfo, "", PGC_SUSET, 0, nullptr, nullptr, nullptr);
   define_state_key();  // states.cpp
+  install_release_hooks();  // release.cpp
   MarkGUCPrefixReserved("optdp");
 }
 

@@ -16,6 +16,7 @@
 #include "core/privacy.hpp"
 #include "postgres/aggregate.hpp"
 #include "postgres/common.hpp"
+#include "postgres/release.hpp"
 
 extern "C" {
 #include "postgres.h"
@@ -81,12 +82,18 @@ const LevelsParams& levels_params(FunctionCallInfo fcinfo, const char* function,
 }
 
 // The chain of the last levels released in this backend (building one costs
-// binary128 work per level).
-std::unique_ptr<optdp::LevelChain> the_chain;
+// binary128 work per level). A plain pointer, never destroyed at exit: the
+// module holds no object with static storage and a destructor, which exit()
+// would run in every process, also from a signal handler.
+optdp::LevelChain* the_chain = nullptr;
 
+// C++: call inside run_cpp.
 const optdp::LevelChain& level_chain(const LevelsParams& p) {
-  if (!the_chain || the_chain->alphas() != std::vector<double>(p.alphas, p.alphas + p.k))
-    the_chain = std::make_unique<optdp::LevelChain>(std::vector<double>(p.alphas, p.alphas + p.k));
+  if (!the_chain || the_chain->alphas() != std::vector<double>(p.alphas, p.alphas + p.k)) {
+    auto next = std::make_unique<optdp::LevelChain>(std::vector<double>(p.alphas, p.alphas + p.k));
+    delete the_chain;
+    the_chain = next.release();
+  }
   return *the_chain;
 }
 
@@ -143,7 +150,7 @@ Datum optdp_levels_final(PG_FUNCTION_ARGS) {
   const int first = levels_first(fcinfo, fn);
   const LevelsParams& p = levels_params(fcinfo, fn, first);
   const CountState s = PG_ARGISNULL(0) ? CountState{} : load<CountState>(PG_GETARG_BYTEA_PP(0), fn, "private_count");
-  charge(fn, p.eps);
+  release_charge(fcinfo, {fn, p.eps, 0.0});
   Failure f;
   std::int64_t released[optdp::kMaxLevels];
   run_cpp(f, fn, [&] {
@@ -194,3 +201,9 @@ OPTDP_PG_FUNCTION(optdp_levels_merge_trans) {
 }
 
 }  // extern "C"
+
+ReleaseCost optdp_pg::levels_cost(FunctionCallInfo fcinfo) {
+  const char* fn;
+  const int first = levels_first(fcinfo, fn);
+  return {fn, levels_params(fcinfo, fn, first).eps, 0.0};
+}

@@ -17,6 +17,7 @@
 #include "core/staircase.hpp"
 #include "postgres/aggregate.hpp"
 #include "postgres/common.hpp"
+#include "postgres/release.hpp"
 
 extern "C" {
 #include "postgres.h"
@@ -106,13 +107,22 @@ Datum moments_trans(FunctionCallInfo fcinfo) {
 
 enum class Stat { Avg, Var, Stddev };
 
+// The release's cost: eps, for the count and the sums together.
+template <Stat S>
+ReleaseCost moments_cost(FunctionCallInfo fcinfo) {
+  constexpr auto kind = S == Stat::Avg ? optdp::MomentsPlan::Kind::Mean : optdp::MomentsPlan::Kind::Variance;
+  const char* fn = agg_name(fcinfo, S == Stat::Avg ? "private_avg" : S == Stat::Var ? "private_var" : "private_stddev");
+  return {fn, moments_plan(fcinfo, fn, kind).eps, 0.0};
+}
+
 template <Stat S>
 Datum moments_final(FunctionCallInfo fcinfo) {
   constexpr auto kind = S == Stat::Avg ? optdp::MomentsPlan::Kind::Mean : optdp::MomentsPlan::Kind::Variance;
-  const char* fn = agg_name(fcinfo, S == Stat::Avg ? "private_avg" : S == Stat::Var ? "private_var" : "private_stddev");
+  const ReleaseCost cost = moments_cost<S>(fcinfo);
+  const char* fn = cost.function;
   const optdp::MomentsPlan& plan = moments_plan(fcinfo, fn, kind);
   const MomentsState st = PG_ARGISNULL(0) ? MomentsState{} : load<MomentsState>(PG_GETARG_BYTEA_PP(0), fn, "moments");
-  charge(fn, plan.eps);
+  release_charge(fcinfo, cost);
   Failure f;
   double out = 0;
   run_cpp(f, fn, [&] {
@@ -226,3 +236,7 @@ OPTDP_PG_FUNCTION(optdp_var_merge_trans) { return moments_merge_trans<Stat::Var>
 OPTDP_PG_FUNCTION(optdp_stddev_merge_trans) { return moments_merge_trans<Stat::Stddev>(fcinfo); }
 
 }  // extern "C"
+
+ReleaseCost optdp_pg::avg_cost(FunctionCallInfo fcinfo) { return moments_cost<Stat::Avg>(fcinfo); }
+ReleaseCost optdp_pg::var_cost(FunctionCallInfo fcinfo) { return moments_cost<Stat::Var>(fcinfo); }
+ReleaseCost optdp_pg::stddev_cost(FunctionCallInfo fcinfo) { return moments_cost<Stat::Stddev>(fcinfo); }

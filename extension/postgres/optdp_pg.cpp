@@ -14,8 +14,10 @@
 // from a row: the transition function and the final function run the same
 // reader, so an empty input releases 0 + noise with the same parameters, and
 // every message is the same with rows or without. A parameter must be a
-// constant or a query parameter ($1), or an expression of those without
-// volatile functions; anything else could depend on a row and is refused.
+// constant of the statement: a literal, a constant expression the planner
+// folded, or a query parameter ($1); anything else is refused
+// (statement_constant). The release's admission and charge come before the
+// first row (release.cpp).
 //
 // No C++ exception crosses into PostgreSQL: C++ work runs inside run_cpp()
 // (common.hpp), which turns an exception into a message copied to a fixed
@@ -46,6 +48,7 @@
 #include "core/staircase.hpp"
 #include "postgres/aggregate.hpp"
 #include "postgres/common.hpp"
+#include "postgres/release.hpp"
 
 extern "C" {
 #include "postgres.h"
@@ -85,26 +88,18 @@ bool backend_seeded() { return the_backend && the_backend->seeded; }
 
 optdp::Rng& backend_rng() { return backend().rng(); }
 
-// True when e depends on no row: constants and query parameters ($n), and
-// non-volatile functions and casts of them.
-bool row_independent(Node* e) {
-  if (e == nullptr) return false;
-  switch (nodeTag(e)) {
-    case T_Const: return true;
-    case T_Param: return reinterpret_cast<Param*>(e)->paramkind == PARAM_EXTERN;
-    case T_RelabelType: return row_independent(reinterpret_cast<Node*>(reinterpret_cast<RelabelType*>(e)->arg));
-    case T_CoerceViaIO: return row_independent(reinterpret_cast<Node*>(reinterpret_cast<CoerceViaIO*>(e)->arg));
-    case T_FuncExpr:
-    case T_OpExpr: {
-      if (contain_volatile_functions(e)) return false;
-      List* args = IsA(e, FuncExpr) ? reinterpret_cast<FuncExpr*>(e)->args : reinterpret_cast<OpExpr*>(e)->args;
-      ListCell* lc;
-      foreach (lc, args)
-        if (!row_independent(static_cast<Node*>(lfirst(lc)))) return false;
-      return true;
-    }
-    default: return false;
-  }
+// The statement's constant behind e, or nullptr: a Const (a literal, or an
+// expression the planner folded), or a query parameter ($n, a PL/pgSQL
+// variable: PARAM_EXTERN), either under a binary-compatible relabelling.
+// Both are fixed for one execution and read no row. Anything else, a STABLE
+// function included, could be evaluated again, change between the first row
+// and the final function, or read the table, so it is refused.
+Expr* statement_constant(Expr* e) {
+  while (e != nullptr && IsA(e, RelabelType)) e = reinterpret_cast<RelabelType*>(e)->arg;
+  if (e == nullptr) return nullptr;
+  if (IsA(e, Const)) return e;
+  if (IsA(e, Param) && reinterpret_cast<Param*>(e)->paramkind == PARAM_EXTERN) return e;
+  return nullptr;
 }
 
 // The Aggref of the call being computed, with its own arguments. In a
@@ -168,15 +163,16 @@ void read_call(FunctionCallInfo fcinfo, const char* function, int first, CallPar
     Expr* e = static_cast<TargetEntry*>(list_nth(a->args, out.first + i))->expr;
     out.type[i] = exprType(reinterpret_cast<Node*>(e));
     out.isnull[i] = true;
-    out.constant[i] = row_independent(reinterpret_cast<Node*>(e));
+    Expr* c = statement_constant(e);
+    out.constant[i] = c != nullptr;
     if (!out.constant[i]) continue;
     Datum d;
     bool isnull;
-    if (IsA(e, Const)) {
-      d = reinterpret_cast<Const*>(e)->constvalue;
-      isnull = reinterpret_cast<Const*>(e)->constisnull;
-    } else {
-      ExprState* st = ExecInitExpr(e, &as->ss.ps);
+    if (IsA(c, Const)) {
+      d = reinterpret_cast<Const*>(c)->constvalue;
+      isnull = reinterpret_cast<Const*>(c)->constisnull;
+    } else {  // a query parameter, from the execution's parameter list
+      ExprState* st = ExecInitExpr(c, &as->ss.ps);
       d = ExecEvalExprSwitchContext(st, as->ss.ps.ps_ExprContext, &isnull);
     }
     out.isnull[i] = isnull;
@@ -274,6 +270,16 @@ double count_alpha(FunctionCallInfo fcinfo, const char* function) {
 
 }  // namespace
 
+ReleaseCost optdp_pg::count_cost(FunctionCallInfo fcinfo) {
+  const char* fn = agg_name(fcinfo, "private_count");
+  const double alpha = count_alpha(fcinfo, fn);
+  Failure f;
+  double eps = 0;
+  run_cpp(f, fn, [&] { eps = optdp::epsilon_of_alpha(alpha); });
+  raise(f);
+  return {fn, eps, 0.0};
+}
+
 extern "C" {
 
 OPTDP_PG_FUNCTION(optdp_count_trans);
@@ -321,14 +327,12 @@ Datum optdp_count_merge_trans(PG_FUNCTION_ARGS) {
 
 // The release: count + two-sided geometric(alpha) noise, saturating.
 Datum optdp_count_final(PG_FUNCTION_ARGS) {
-  const char* fn = agg_name(fcinfo, "private_count");
+  const ReleaseCost cost = count_cost(fcinfo);
+  const char* fn = cost.function;
   const double alpha = count_alpha(fcinfo, fn);
   const CountState s = PG_ARGISNULL(0) ? CountState{} : load<CountState>(PG_GETARG_BYTEA_PP(0), fn, "private_count");
+  release_charge(fcinfo, cost);
   Failure f;
-  double eps = 0;
-  run_cpp(f, fn, [&] { eps = optdp::epsilon_of_alpha(alpha); });
-  raise(f);
-  charge(fn, eps);
   std::int64_t out = 0;
   run_cpp(f, fn, [&] {
     Backend& b = backend();
@@ -475,16 +479,23 @@ Datum optdp_sum_merge_trans(PG_FUNCTION_ARGS) {
 
 }  // extern "C"
 
+// staircase_sum's and laplace_sum's (and their merges'): eps.
+ReleaseCost optdp_pg::staircase_cost(FunctionCallInfo fcinfo) {
+  const char* fn = agg_name(fcinfo, "staircase_sum");
+  return {fn, sum_params(fcinfo, fn).eps, 0.0};
+}
+
 namespace {
 
 enum class Mech { Staircase, Laplace };
 
 Datum sum_final(FunctionCallInfo fcinfo, Mech m) {
-  const char* fn = agg_name(fcinfo, m == Mech::Staircase ? "staircase_sum" : "laplace_sum");
+  const ReleaseCost cost = staircase_cost(fcinfo);
+  const char* fn = cost.function;
   const SumParams& p = sum_params(fcinfo, fn);
   const SumState s = PG_ARGISNULL(0) ? SumState{} : load<SumState>(PG_GETARG_BYTEA_PP(0), fn, "sum");
   auto* cache = static_cast<SumParams*>(fcinfo->flinfo->fn_extra);
-  charge(fn, p.eps);
+  release_charge(fcinfo, cost);
   Failure f;
   double out = 0;
   run_cpp(f, fn, [&] {
@@ -529,6 +540,41 @@ Datum optdp_sum_state_final(PG_FUNCTION_ARGS) {
   s.has_params = 1;
   PG_RETURN_BYTEA_P(seal_state(fn, Shipped::Sum, new_state(s)));
 }
+
+}  // extern "C"
+
+// ---- numeric inputs (sql/70-numeric.sql) ---------------------------------------
+
+extern "C" {
+Datum optdp_gaussian_sum_trans(PG_FUNCTION_ARGS);
+Datum optdp_avg_trans(PG_FUNCTION_ARGS);
+Datum optdp_var_trans(PG_FUNCTION_ARGS);
+Datum optdp_quantile_trans(PG_FUNCTION_ARGS);
+Datum optdp_select_trans(PG_FUNCTION_ARGS);
+}
+
+namespace {
+
+// The float8 form's transition F with its argument i, a numeric, read as the
+// nearest double: beyond float8 it is +-inf (numeric_float8_no_overflow, where
+// the cast numeric -> float8 would fail and quote the value), NaN stays NaN;
+// F then reads it as it reads any float8.
+template <PGFunction F, int I>
+Datum numeric_input(FunctionCallInfo fcinfo) {
+  if (!PG_ARGISNULL(I)) fcinfo->args[I].value = DirectFunctionCall1(numeric_float8_no_overflow, PG_GETARG_DATUM(I));
+  return F(fcinfo);
+}
+
+}  // namespace
+
+extern "C" {
+
+OPTDP_PG_FUNCTION(optdp_sum_trans_numeric) { return numeric_input<optdp_sum_trans, 1>(fcinfo); }
+OPTDP_PG_FUNCTION(optdp_gaussian_sum_trans_numeric) { return numeric_input<optdp_gaussian_sum_trans, 1>(fcinfo); }
+OPTDP_PG_FUNCTION(optdp_avg_trans_numeric) { return numeric_input<optdp_avg_trans, 1>(fcinfo); }
+OPTDP_PG_FUNCTION(optdp_var_trans_numeric) { return numeric_input<optdp_var_trans, 1>(fcinfo); }
+OPTDP_PG_FUNCTION(optdp_quantile_trans_numeric) { return numeric_input<optdp_quantile_trans, 1>(fcinfo); }
+OPTDP_PG_FUNCTION(optdp_select_trans_numeric) { return numeric_input<optdp_select_trans, 2>(fcinfo); }
 
 }  // extern "C"
 

@@ -16,6 +16,7 @@
 #include "core/quantile.hpp"
 #include "postgres/aggregate.hpp"
 #include "postgres/common.hpp"
+#include "postgres/release.hpp"
 
 extern "C" {
 #include "postgres.h"
@@ -179,7 +180,8 @@ Datum optdp_quantile_combine(PG_FUNCTION_ARGS) {
 }
 
 Datum optdp_quantile_final(PG_FUNCTION_ARGS) {
-  const char* fn = agg_name(fcinfo, "private_quantile");
+  const ReleaseCost cost = quantile_cost(fcinfo);
+  const char* fn = cost.function;
   const QuantileCache& c = quantile_params(fcinfo, fn);
   const std::size_t m1 = bucket_count(c);
   std::int64_t* buckets = static_cast<std::int64_t*>(palloc0(m1 * sizeof(std::int64_t)));
@@ -190,7 +192,7 @@ Datum optdp_quantile_final(PG_FUNCTION_ARGS) {
       ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s: a state of another grid", fn)));
     if (n) std::memcpy(buckets, VARDATA_ANY(st), n);
   }
-  charge(fn, c.eps);
+  release_charge(fcinfo, cost);
   Failure f;
   double out = 0;
   run_cpp(f, fn, [&] {
@@ -267,3 +269,8 @@ OPTDP_PG_FUNCTION(optdp_quantile_merge_trans) {
 }
 
 }  // extern "C"
+
+ReleaseCost optdp_pg::quantile_cost(FunctionCallInfo fcinfo) {
+  const char* fn = agg_name(fcinfo, "private_quantile");
+  return {fn, quantile_params(fcinfo, fn).eps, 0.0};
+}

@@ -17,6 +17,7 @@
 #include "core/format.hpp"
 #include "postgres/aggregate.hpp"
 #include "postgres/common.hpp"
+#include "postgres/release.hpp"
 
 extern "C" {
 #include "postgres.h"
@@ -243,12 +244,12 @@ namespace {
 // charged once, then one candidate drawn by the core's sampler. Returns the
 // chosen entry, or nullptr for no candidates (the empty candidate set is
 // public); *len is its length (-1: NULL).
-const char* choose(const char* fn, const SelectParams& p, bytea* st, std::int32_t* len) {
+const char* choose(FunctionCallInfo fcinfo, const char* fn, const SelectParams& p, bytea* st, std::int32_t* len) {
   const SelectHeader h = st ? select_header(st) : SelectHeader{};
   if (st && VARSIZE_ANY_EXHDR(st) != 0 &&
       (VARSIZE_ANY_EXHDR(st) < sizeof h || h.used > VARSIZE_ANY_EXHDR(st) - sizeof h))
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s: state is not a private_select state", fn)));
-  charge(fn, p.eps);
+  release_charge(fcinfo, {fn, p.eps, 0.0});
   Failure f;
   if (h.flags & kTooMany) {
     run_cpp(f, fn, [&] {
@@ -297,7 +298,7 @@ Datum optdp_select_final(PG_FUNCTION_ARGS) {
   const SelectParams& p = select_params(fcinfo, fn);
   bytea* st = PG_ARGISNULL(0) ? nullptr : PG_GETARG_BYTEA_PP(0);
   std::int32_t len = -1;
-  const char* data = choose(fn, p, st, &len);
+  const char* data = choose(fcinfo, fn, p, st, &len);
   if (data == nullptr || len < 0) PG_RETURN_NULL();
   if (select_header(st).typbyval) {
     Datum d;
@@ -519,7 +520,7 @@ OPTDP_PG_FUNCTION(optdp_select_merge_final) {
                              fn, format_type_be(p.type))));
   }
   std::int32_t len = -1;
-  const char* data = choose(fn, p, st, &len);
+  const char* data = choose(fcinfo, fn, p, st, &len);
   if (data == nullptr || len < 0) PG_RETURN_NULL();
   char* text = static_cast<char*>(palloc(len + 1));
   std::memcpy(text, data, len);
@@ -528,3 +529,13 @@ OPTDP_PG_FUNCTION(optdp_select_merge_final) {
 }
 
 }  // extern "C"
+
+ReleaseCost optdp_pg::select_cost(FunctionCallInfo fcinfo) {
+  const char* fn = agg_name(fcinfo, "private_select");
+  return {fn, select_params(fcinfo, fn).eps, 0.0};
+}
+
+ReleaseCost optdp_pg::select_merge_cost(FunctionCallInfo fcinfo) {
+  const char* fn = "private_select_merge";
+  return {fn, select_params(fcinfo, fn, 1).eps, 0.0};
+}

@@ -1,0 +1,354 @@
+// optdp for PostgreSQL: admission and charge of the aggregate releases before
+// the first row is read, and the final functions' side of it (release.hpp
+// describes the sequence; docs/boundary.md what is decided when).
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/ledger_rule.hpp"
+#include "postgres/aggregate.hpp"
+#include "postgres/common.hpp"
+#include "postgres/release.hpp"
+
+extern "C" {
+#include "postgres.h"
+#include "fmgr.h"
+#include "access/parallel.h"
+#include "access/transam.h"
+#include "access/xact.h"
+#include "executor/executor.h"
+#include "executor/nodeAgg.h"
+#include "nodes/execnodes.h"
+#include "nodes/nodeFuncs.h"
+#include "nodes/plannodes.h"
+#include "storage/lwlock.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+}
+
+extern "C" {
+Datum optdp_count_final(PG_FUNCTION_ARGS);
+Datum optdp_staircase_final(PG_FUNCTION_ARGS);
+Datum optdp_laplace_final(PG_FUNCTION_ARGS);
+Datum optdp_gaussian_count_final(PG_FUNCTION_ARGS);
+Datum optdp_gaussian_sum_final(PG_FUNCTION_ARGS);
+Datum optdp_avg_final(PG_FUNCTION_ARGS);
+Datum optdp_var_final(PG_FUNCTION_ARGS);
+Datum optdp_stddev_final(PG_FUNCTION_ARGS);
+Datum optdp_quantile_final(PG_FUNCTION_ARGS);
+Datum optdp_select_final(PG_FUNCTION_ARGS);
+Datum optdp_select_merge_final(PG_FUNCTION_ARGS);
+Datum optdp_levels_final(PG_FUNCTION_ARGS);
+}
+
+namespace optdp_pg {
+namespace {
+
+// The final functions that release (the *_state aggregates' final functions
+// ship exact states under the state key and charge nothing), with the reader
+// of each one's cost.
+struct Release {
+  PGFunction final;
+  ReleaseCost (*cost)(FunctionCallInfo);
+};
+constexpr Release kReleases[] = {
+    {optdp_count_final, count_cost},
+    {optdp_staircase_final, staircase_cost},
+    {optdp_laplace_final, staircase_cost},
+    {optdp_gaussian_count_final, gaussian_count_cost},
+    {optdp_gaussian_sum_final, gaussian_sum_cost},
+    {optdp_avg_final, avg_cost},
+    {optdp_var_final, var_cost},
+    {optdp_stddev_final, stddev_cost},
+    {optdp_quantile_final, quantile_cost},
+    {optdp_select_final, select_cost},
+    {optdp_select_merge_final, select_merge_cost},
+    {optdp_levels_final, levels_cost},
+};
+
+const Release* release_of(PGFunction final) {
+  for (const Release& r : kReleases)
+    if (r.final == final) return &r;
+  return nullptr;
+}
+
+// One admitted release: the Aggref (of the node whose final function
+// releases) in one execution (EState). precharged: charged before the scan
+// and not yet taken by a final function (an aggregate without GROUP BY);
+// otherwise each final function charges its own release.
+struct Admission {
+  EState* estate;
+  Aggref* aggref;
+  SubTransactionId subid;
+  double epsilon, rho;
+  bool precharged;
+  Admission* next;
+};
+
+// An execution already admitted (ExecutorRun runs again for each FETCH of a
+// cursor: admitted and charged once).
+struct Admitted {
+  EState* estate;
+  SubTransactionId subid;
+  Admitted* next;
+};
+
+Admission* admissions = nullptr;  // in TopMemoryContext
+Admitted* admitted = nullptr;     // in TopMemoryContext
+
+ExecutorRun_hook_type previous_run = nullptr;
+ExecutorEnd_hook_type previous_end = nullptr;
+bool installed = false;
+
+template <class T, class Drop>
+void remove_if(T*& head, Drop drop) {
+  for (T** p = &head; *p;) {
+    if (drop(**p)) {
+      T* gone = *p;
+      *p = gone->next;
+      pfree(gone);
+    } else {
+      p = &(*p)->next;
+    }
+  }
+}
+
+void forget_estate(EState* estate) {
+  remove_if(admissions, [&](const Admission& a) { return a.estate == estate; });
+  remove_if(admitted, [&](const Admitted& a) { return a.estate == estate; });
+}
+
+Admission* admission_of(EState* estate, Aggref* aggref) {
+  for (Admission* a = admissions; a; a = a->next)
+    if (a->estate == estate && a->aggref == aggref) return a;
+  return nullptr;
+}
+
+bool was_admitted(EState* estate) {
+  for (Admitted* a = admitted; a; a = a->next)
+    if (a->estate == estate) return true;
+  return false;
+}
+
+// Refuses a grouped release that the ledger would not allow once: the charge
+// each group makes later would be refused anyway, and now no row is read.
+void admit_grouped(const ReleaseCost& c) {
+  connect_ledger(c.function);
+  const bool seeded = backend_seeded();
+  Failure f;
+  run_cpp(f, c.function, [&] {
+    optdp::LedgerAccount account;
+    std::vector<optdp::zcdp::Entry> history;
+    if (!read_ledger(account, history)) return;
+    if (seeded)
+      throw std::runtime_error("refused: a privacy ledger is attached, and a known seed makes the noise predictable");
+    const std::string why = optdp::ledger_refusal(account, history, optdp::ledger_charge(c.epsilon, 0.0, c.rho),
+                                                  "dp_ledger_attach(total_epsilon, total_delta)");
+    if (!why.empty()) throw std::runtime_error(why);
+  });
+  raise(f);
+}
+
+void add_admission(EState* estate, Aggref* aggref, const ReleaseCost& c, bool precharged) {
+  auto* a = static_cast<Admission*>(MemoryContextAllocZero(TopMemoryContext, sizeof(Admission)));
+  a->estate = estate;
+  a->aggref = aggref;
+  a->subid = GetCurrentSubTransactionId();
+  a->epsilon = c.epsilon;
+  a->rho = c.rho;
+  a->precharged = precharged;
+  a->next = admissions;
+  admissions = a;
+}
+
+// Whether the Agg node makes one release per scan: no GROUP BY, no grouping sets.
+bool one_per_scan(const AggState* as) {
+  const Agg* plan = reinterpret_cast<const Agg*>(as->ss.ps.plan);
+  return plan->aggstrategy == AGG_PLAIN && plan->groupingSets == NIL;
+}
+
+// The releases of one Agg node: parameters read and checked by the release's
+// own reader, with the node as its context (as its final function will
+// have), then admitted and, without GROUP BY, charged.
+void admit_agg(AggState* as, EState* estate) {
+  const bool plain = one_per_scan(as);
+  for (int i = 0; i < as->numaggs; ++i) {
+    AggStatePerAgg pa = &as->peragg[i];
+    if (!OidIsValid(pa->finalfn_oid)) continue;  // a partial aggregate: no release here
+    const Release* r = release_of(pa->finalfn.fn_addr);
+    if (r == nullptr || admission_of(estate, pa->aggref) != nullptr) continue;
+    FmgrInfo flinfo;
+    std::memset(&flinfo, 0, sizeof flinfo);
+    flinfo.fn_oid = pa->finalfn_oid;
+    flinfo.fn_addr = pa->finalfn.fn_addr;
+    flinfo.fn_nargs = 1;
+    flinfo.fn_mcxt = CurrentMemoryContext;
+    LOCAL_FCINFO(fcinfo, 1);
+    InitFunctionCallInfoData(*fcinfo, &flinfo, 1, InvalidOid, reinterpret_cast<Node*>(as), nullptr);
+    fcinfo->args[0].value = 0;
+    fcinfo->args[0].isnull = true;
+    AggStatePerAgg saved = as->curperagg;
+    as->curperagg = pa;  // AggGetAggref's answer, as in the final function
+    const ReleaseCost c = r->cost(fcinfo);
+    as->curperagg = saved;
+    if (plain)
+      charge_release(c.function, c.epsilon, 0.0, c.rho);
+    else
+      admit_grouped(c);
+    add_admission(estate, pa->aggref, c, plain);
+  }
+}
+
+bool admit_walker(PlanState* ps, void* context) {
+  if (ps == nullptr) return false;
+  if (IsA(ps, AggState)) admit_agg(reinterpret_cast<AggState*>(ps), static_cast<EState*>(context));
+  using Walker = bool (*)();
+  return planstate_tree_walker(ps, reinterpret_cast<Walker>(reinterpret_cast<void (*)(void)>(admit_walker)), context);
+}
+
+void release_run(QueryDesc* qd, ScanDirection direction, uint64 count, bool execute_once) {
+  EState* estate = qd->estate;
+  if (estate != nullptr && qd->planstate != nullptr && !IsParallelWorker() && !was_admitted(estate)) {
+    // Marked first: an error below ends the execution, and the marks with it.
+    auto* m = static_cast<Admitted*>(MemoryContextAllocZero(TopMemoryContext, sizeof(Admitted)));
+    m->estate = estate;
+    m->subid = GetCurrentSubTransactionId();
+    m->next = admitted;
+    admitted = m;
+    MemoryContext old = MemoryContextSwitchTo(estate->es_query_cxt);
+    admit_walker(qd->planstate, estate);
+    MemoryContextSwitchTo(old);
+  }
+  if (previous_run)
+    previous_run(qd, direction, count, execute_once);
+  else
+    standard_ExecutorRun(qd, direction, count, execute_once);
+}
+
+void release_end(QueryDesc* qd) {
+  forget_estate(qd->estate);
+  if (previous_end)
+    previous_end(qd);
+  else
+    standard_ExecutorEnd(qd);
+}
+
+// An execution ends with its transaction: every admission goes at its end,
+// and a subtransaction's at its abort (its executions are gone).
+void release_xact(XactEvent event, void*) {
+  switch (event) {
+    case XACT_EVENT_COMMIT:
+    case XACT_EVENT_PARALLEL_COMMIT:
+    case XACT_EVENT_ABORT:
+    case XACT_EVENT_PARALLEL_ABORT:
+    case XACT_EVENT_PREPARE:
+      remove_if(admissions, [](const Admission&) { return true; });
+      remove_if(admitted, [](const Admitted&) { return true; });
+      break;
+    default: break;
+  }
+}
+
+void release_subxact(SubXactEvent event, SubTransactionId sub, SubTransactionId parent, void*) {
+  if (event == SUBXACT_EVENT_ABORT_SUB) {
+    remove_if(admissions, [&](const Admission& a) { return a.subid == sub; });
+    remove_if(admitted, [&](const Admitted& a) { return a.subid == sub; });
+  } else if (event == SUBXACT_EVENT_COMMIT_SUB) {
+    for (Admission* a = admissions; a; a = a->next)
+      if (a->subid == sub) a->subid = parent;
+    for (Admitted* a = admitted; a; a = a->next)
+      if (a->subid == sub) a->subid = parent;
+  }
+}
+
+// The cluster's count of ended transactions that wrote (PostgreSQL's own
+// test of whether a snapshot is still current: it moves whenever what a new
+// snapshot sees could differ).
+std::uint64_t transactions_ended() {
+  LWLockAcquire(ProcArrayLock, LW_SHARED);
+  const std::uint64_t n = ShmemVariableCache->xactCompletionCount;
+  LWLockRelease(ProcArrayLock);
+  return n;
+}
+
+// The last time this backend's ledger connection found no ledger: the count
+// of ended transactions just before it asked. While no transaction has ended
+// since, no ledger can have been attached (attaching is a committed write),
+// so a group's release skips the round trip; any transaction that ends, a
+// dp_ledger_attach included, makes the next release ask again. Only for the
+// default ledger connection (this cluster): optdp.ledger_conninfo can name
+// another server, whose transactions this cannot see.
+bool no_ledger_known = false;
+std::uint64_t no_ledger_as_of = 0;
+
+bool ledger_in_this_cluster() {
+  const char* conninfo = GetConfigOption("optdp.ledger_conninfo", true, false);
+  return conninfo == nullptr || conninfo[0] == 0;
+}
+
+// Charges a release made after the scan (a group's, a rescan's) on the
+// ledger as it is now.
+void charge_now(const ReleaseCost& cost) {
+  const bool here = ledger_in_this_cluster();
+  const std::uint64_t before = transactions_ended();
+  if (here && no_ledger_known && before == no_ledger_as_of) return;
+  no_ledger_known = false;
+  if (!ledger_attached(cost.function)) {
+    no_ledger_known = here;
+    no_ledger_as_of = before;
+    return;
+  }
+  charge_release(cost.function, cost.epsilon, 0.0, cost.rho);
+}
+
+}  // namespace
+
+void install_release_hooks() {
+  if (installed) return;
+  installed = true;
+  previous_run = ExecutorRun_hook;
+  ExecutorRun_hook = release_run;
+  previous_end = ExecutorEnd_hook;
+  ExecutorEnd_hook = release_end;
+  RegisterXactCallback(release_xact, nullptr);
+  RegisterSubXactCallback(release_subxact, nullptr);
+}
+
+void release_charge(FunctionCallInfo fcinfo, const ReleaseCost& cost) {
+  AggState* as = fcinfo->context && IsA(fcinfo->context, AggState) ? reinterpret_cast<AggState*>(fcinfo->context)
+                                                                      : nullptr;
+  if (as == nullptr)
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg("%s: must be called as an aggregate",
+                                                                   cost.function)));
+  EState* estate = as->ss.ps.state;
+  Aggref* aggref = AggGetAggref(fcinfo);
+  Admission* a = admission_of(estate, aggref);
+  if (IsParallelWorker()) {
+    // The leader admitted every release of the statement in its ExecutorRun,
+    // before it started the workers, and charged each aggregate without
+    // GROUP BY; such an Agg runs in one participant only (under a
+    // single-copy Gather, or as one subplan of a Parallel Append), so its
+    // first release here is the one the leader charged.
+    if (a == nullptr && one_per_scan(as)) {
+      add_admission(estate, aggref, cost, false);
+      return;
+    }
+  } else {
+    if (a == nullptr || a->epsilon != cost.epsilon || a->rho != cost.rho)
+      ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                      errmsg("%s: this release was not admitted before its statement read a row (optdp must be "
+                             "loaded when the statement starts), so nothing is released",
+                             cost.function)));
+    if (a->precharged) {
+      a->precharged = false;
+      return;
+    }
+  }
+  // A group's release (or a rescan's): the ledger as it is now, so that a
+  // ledger attached while the statement runs charges its later releases.
+  charge_now(cost);
+}
+
+}  // namespace optdp_pg
