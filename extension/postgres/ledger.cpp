@@ -51,7 +51,9 @@ namespace {
 // values pg_db_role_setting shows every role) and only superusers can read
 // it (SHOW, current_setting, pg_settings). It names no password: libpq reads
 // one from the server user's passfile (PGPASSFILE, or passfile= in it;
-// docs/scale.md), since PostgreSQL logs a reloaded setting's new value.
+// docs/scale.md), since PostgreSQL logs a reloaded setting's new value. A
+// non-empty value is honoured only when optdp is preloaded: loaded later,
+// optdp meets the postgresql.conf line as a placeholder any role can SHOW.
 //
 // The connection finds the ledger's tables in the schema of the ledger
 // database's optdp extension (fixed at CREATE EXTENSION: the extension is
@@ -64,6 +66,7 @@ namespace {
 
 char* ledger_conninfo = nullptr;
 PGconn* ledger_conn = nullptr;
+bool preloaded = false;  // loaded by shared_preload_libraries
 
 // The ledger's schema on a new connection: search_path pinned to pg_catalog
 // and the schema of the database's optdp extension, and the tables found
@@ -118,6 +121,13 @@ bool ledger_connect(char* msg, size_t n) {
     ledger_conn = nullptr;
   }
   if (ledger_conninfo && ledger_conninfo[0]) {
+    // Loaded later, optdp finds the postgresql.conf line as a placeholder,
+    // which every role can read until a session loads optdp.
+    if (!preloaded) {
+      snprintf(msg, n, "optdp.ledger_conninfo is honoured only with optdp in shared_preload_libraries (there it is "
+                       "superuser-only from the server's start)");
+      return false;
+    }
     ledger_conn = PQconnectdb(ledger_conninfo);
   } else {
     char port[16];
@@ -455,6 +465,7 @@ Datum optdp_units_to_delta(PG_FUNCTION_ARGS) {
 }
 
 void _PG_init(void) {
+  preloaded = process_shared_preload_libraries_in_progress;
   DefineCustomStringVariable("optdp.ledger_conninfo",
                              "How optdp connects to this database to charge the ledger (empty: the server's Unix "
                              "socket, the current database, the bootstrap superuser); a password belongs in a "
