@@ -855,11 +855,9 @@ class Shards(unittest.TestCase):
         # again) would add its rows twice under one release's noise and charge: each sealed
         # state carries a nonce under its tag, and a transaction merges it once
         message = "%s: state was already merged in this transaction (a shipped state counts once)"
+        # (every merge opens its states through open_state: three of them here)
         for state, merge in (("private_count_state(x, 0.5)", "private_count_merge(state, 0.5)"),
-                             ("staircase_sum_state(x, 1.0, 10)", "staircase_sum_merge(state, 1.0, 10)"),
-                             ("private_avg_state(x, 1.0, 0, 10)", "private_avg_merge(state, 1.0, 0, 10)"),
                              ("private_median_state(x, 1.0, 0, 10)", "private_median_merge(state, 1.0, 0, 10)"),
-                             ("private_count_levels_state(0.5)", "private_count_levels_merge(state, 0.5)"),
                              ("private_select_state(g, x, 1.0)", "private_select_merge(state, NULL::int, 1.0)")):
             name = merge.split("(")[0]
             once = self.shipped(self.shards[0], state)
@@ -902,13 +900,23 @@ class Shards(unittest.TestCase):
         def key(text, mode=0o600):
             return lambda: shard.write_state_key(text, mode)
         try:
-            for make, message in ((no_file, missing), (lambda: set_state_key_file(shard, absent), unreadable),
-                                  (lambda: set_state_key_file(shard, None), None),
-                                  (key(""), malformed), (key("8f" * 31), malformed), (key("zz" * 32), malformed),
-                                  (key("8f" * 33), malformed), (key(STATE_KEY + " x"), malformed),
-                                  (key(STATE_KEY, 0o640), exposed), (key(STATE_KEY, 0o604), exposed)):
+            # every form for two of the keys; one state and one merge for the others
+            for make, message, every in ((no_file, missing, True),
+                                         (lambda: set_state_key_file(shard, absent), unreadable, False),
+                                         (lambda: set_state_key_file(shard, None), None, False),
+                                         (key("8f" * 31), malformed, True), (key(""), malformed, False),
+                                         (key("zz" * 32), malformed, False), (key("8f" * 33), malformed, False),
+                                         (key(STATE_KEY + " x"), malformed, False),
+                                         (key(STATE_KEY, 0o640), exposed, False),
+                                         (key(STATE_KEY, 0o604), exposed, False)):
                 make()
                 if message is None:
+                    continue
+                if not every:
+                    self.assertEqual(shard.error_of("SELECT private_count_state(0.5) FROM t"),
+                                     message % "private_count_state")
+                    self.assertEqual(shard.error_of("SELECT private_count_merge(s, 0.5) FROM (SELECT NULL::bytea s "
+                                                    "WHERE false) a"), message % "private_count_merge")
                     continue
                 for state in ("private_count_state(0.5)", "staircase_sum_state(x, 1.0, 10)",
                               "private_var_state(x, 1.0, 0, 10)", "private_quantile_state(x, 0.5, 1.0, 0, 10)",
