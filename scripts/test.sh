@@ -18,15 +18,21 @@ if [ "${OPTDP_SKIP_SANITIZERS:-0}" = 1 ]; then
   exit 0
 fi
 echo "== 2/2: ASan + UBSan build (clang), whole suite and short fuzz runs"
-# The PostgreSQL module is left out here: the server is not instrumented and
-# runs as another user, so it cannot load an ASan-built module (its tests run
-# in the first pass).
+# The PostgreSQL module too (OPTDP_POSTGRES is off by default under the
+# sanitizers): its tests start their servers from this process's environment
+# (tests/postgres/pgserver.py), so the uninstrumented server runs with the ASan
+# runtime preloaded and loads the instrumented module; as root the servers run
+# as `nobody`, which reads the runtime from the system's directories and a
+# copy of the module in the server's temporary tree.
 CC=clang CXX=clang++ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPTDP_BUILD_TESTS=ON \
-  -DOPTDP_SANITIZE=ON -DOPTDP_FUZZ=ON -DOPTDP_POSTGRES=OFF
+  -DOPTDP_SANITIZE=ON -DOPTDP_FUZZ=ON -DOPTDP_POSTGRES=ON
 cmake --build build-asan -j"$jobs"
-# The sqlite3 shell and Python are not instrumented: preload the shared ASan
-# runtime (which carries UBSan) for every test; leak detection is switched on
-# per test where no Python process is involved (see tests/CMakeLists.txt).
+# The sqlite3 shell, Python and the PostgreSQL server are not instrumented:
+# preload the shared ASan runtime (which carries UBSan) for every test; leak
+# detection is switched on per test where no Python process is involved (see
+# tests/CMakeLists.txt), and off for the servers (PostgreSQL frees a
+# process's memory by ending it).
 asan_runtime=$(clang++ -print-file-name=libclang_rt.asan-x86_64.so)
+test -r "$asan_runtime"
 LD_PRELOAD="$asan_runtime" ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs"

@@ -45,12 +45,20 @@ class SqlError(Exception):
     pass
 
 
+# Lines of a server log that say a process crashed or a sanitizer found an error.
+CRASH_MARKS = ("was terminated by signal", "ERROR: AddressSanitizer", "runtime error:", "PANIC:",
+               "ERROR: LeakSanitizer")
+
+
 _LIVE = []  # servers started and not yet stopped
 
 
 def _terminate(signum, frame):
     for server in list(_LIVE):
-        server.stop()
+        try:
+            server.stop()
+        except RuntimeError:
+            pass
     raise KeyboardInterrupt("terminated by signal %d" % signum)  # unittest does not swallow it
 
 
@@ -71,7 +79,10 @@ class Server:
         try:
             self.start()
         except BaseException:
-            self.stop()
+            try:
+                self.stop()
+            except RuntimeError:
+                pass
             raise
         return self
 
@@ -173,10 +184,16 @@ class Server:
         self._write_private(path or self.state_key_path, text, mode)
 
     def stop(self):
+        """Stops the server and removes its directory; raises if a server process
+        crashed or a sanitizer reported an error (its log lines in the message),
+        also when that happened at a process's exit, after the last test."""
+        problem = None
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)
             try:
                 self.proc.wait(timeout=30)
+                if self.proc.returncode != 0:
+                    problem = "the postmaster exited with status %d" % self.proc.returncode
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
@@ -184,8 +201,19 @@ class Server:
         if self in _LIVE:
             _LIVE.remove(self)
         if self.tmp:
+            try:
+                with open(self.log, errors="replace") as f:
+                    lines = f.read().splitlines()
+            except OSError:
+                lines = []
+            bad = [i for i, line in enumerate(lines) if any(m in line for m in CRASH_MARKS)]
+            if bad:
+                excerpt = lines[max(0, bad[0] - 5):bad[0] + 60]
+                problem = (problem + "; " if problem else "") + "server log:\n" + "\n".join(excerpt)
             shutil.rmtree(self.tmp, ignore_errors=True)
             self.tmp = None
+        if problem:
+            raise RuntimeError("postgres server: " + problem)
 
     # -- SQL -------------------------------------------------------------------
     def conninfo(self, db="postgres"):

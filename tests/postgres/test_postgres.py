@@ -645,8 +645,15 @@ class Shards(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
+        # every server is stopped; then the first crash any of them logged is raised
+        failures = []
         for s in cls.shards:
-            s.stop()
+            try:
+                s.stop()
+            except RuntimeError as e:
+                failures.append(e)
+        if failures:
+            raise failures[0]
 
     def merged(self, state_sql, merge_call, seed):
         parts = " UNION ALL ".join(
