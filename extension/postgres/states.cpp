@@ -48,6 +48,7 @@ extern "C" {
 #include "postgres.h"
 #include "fmgr.h"
 #include "access/parallel.h"
+#include "access/xact.h"
 #include "miscadmin.h"
 #include "storage/proc.h"
 #include "utils/guc.h"
@@ -153,10 +154,17 @@ void tag_of(Shipped kind, const unsigned char* data, std::size_t n, unsigned cha
 }
 
 // The nonces of the states opened in the running transaction (a hash table
-// in TopTransactionContext, so freed with the transaction; the local
-// transaction id says whether the table is this transaction's).
+// in TopTransactionContext, so freed with the transaction; forgotten at the
+// transaction's end, and the local transaction id says whether the table is
+// this transaction's).
 HTAB* opened = nullptr;
 LocalTransactionId opened_in = InvalidLocalTransactionId;
+
+void forget_opened(XactEvent event, void*) {
+  if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT || event == XACT_EVENT_PREPARE ||
+      event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PARALLEL_ABORT)
+    opened = nullptr;
+}
 
 struct Opened {
   unsigned char nonce[kNonceBytes];  // the key: the entry is only its key
@@ -165,6 +173,7 @@ struct Opened {
 // Records a state's nonce; false if this transaction has opened it before.
 bool first_opening(const unsigned char* nonce) {
   if (opened == nullptr || opened_in != MyProc->lxid) {
+    opened = nullptr;
     HASHCTL ctl{};
     ctl.keysize = kNonceBytes;
     ctl.entrysize = sizeof(Opened);
@@ -181,6 +190,7 @@ bool first_opening(const unsigned char* nonce) {
 
 void define_state_key() {
   preloaded = process_shared_preload_libraries_in_progress;
+  RegisterXactCallback(forget_opened, nullptr);
   DefineCustomStringVariable("optdp.state_key_file",
                              "The file that holds the key that authenticates shipped states (*_state, *_merge): 64 "
                              "hexadecimal digits, the same on every shard and the coordinator; readable only by the "
