@@ -32,7 +32,15 @@ cmake --build build-asan -j"$jobs"
 # detection is switched on per test where no Python process is involved (see
 # tests/CMakeLists.txt), and off for the servers (PostgreSQL frees a
 # process's memory by ending it).
+# tests/postgres/asan_first.c makes the runtime initialise outside glibc's
+# gettext lock in PostgreSQL's binaries (without it they hang at their start);
+# it lives in a directory the servers' user (`nobody` as root) can read.
 asan_runtime=$(clang++ -print-file-name=libclang_rt.asan-x86_64.so)
 test -r "$asan_runtime"
-LD_PRELOAD="$asan_runtime" ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+asan_dir=$(mktemp -d)
+trap 'rm -rf "$asan_dir"' EXIT
+chmod 755 "$asan_dir"
+cc -shared -fPIC -O1 -o "$asan_dir/asan_first.so" tests/postgres/asan_first.c -ldl
+chmod 644 "$asan_dir/asan_first.so"
+LD_PRELOAD="$asan_runtime $asan_dir/asan_first.so" ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs"
