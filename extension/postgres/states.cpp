@@ -92,7 +92,7 @@ void load_state_key() {
     key_state = KeyState::Unset;
     return;
   }
-  const int fd = open(state_key_file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  const int fd = open(state_key_file, O_RDONLY | O_CLOEXEC);  // a symbolic link is followed, as for ssl_key_file
   struct stat st{};
   if (fd < 0 || fstat(fd, &st) != 0) {
     key_errno = errno;

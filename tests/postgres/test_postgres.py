@@ -947,6 +947,14 @@ class Shards(unittest.TestCase):
         shard.write_state_key(STATE_KEY + "\n")
         self.assertEqual(len(shard.psql("SELECT private_count_state(0.5) FROM t")), 1)
         set_state_key(shard, None)
+        # a symbolic link to the file is followed (the file's mode and owner are checked)
+        link = os.path.join(os.path.dirname(shard.state_key_path), "link.key")
+        os.symlink(shard.state_key_path, link)
+        try:
+            set_state_key_file(shard, link)
+            self.assertEqual(len(shard.psql("SELECT private_count_state(0.5) FROM t")), 1)
+        finally:
+            set_state_key_file(shard, None)
 
 
 if __name__ == "__main__":
