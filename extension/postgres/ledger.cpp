@@ -44,13 +44,75 @@ namespace {
 // analyst's transaction can roll back; the charge stays.
 // Without a budget row nothing is charged. The connection is kept per backend.
 //
-// optdp.ledger_conninfo (superuser) says how to connect; empty (the default):
-// the server's first Unix socket directory and port, the current database,
-// and the bootstrap superuser, which pg_hba.conf must let the server's own OS
-// user in as (Debian's default `local all postgres peer` does).
+// optdp.ledger_conninfo says how to connect; empty (the default): the
+// server's first Unix socket directory and port, the current database, and
+// the bootstrap superuser, which pg_hba.conf must let the server's own OS
+// user in as (Debian's default `local all postgres peer` does). It is set in
+// postgresql.conf (context SIGHUP: never per session, role or database, whose
+// values pg_db_role_setting shows every role) and only superusers can read
+// it (SHOW, current_setting, pg_settings). It names no password: libpq reads
+// one from the server user's passfile (PGPASSFILE, or passfile= in it;
+// docs/scale.md), since PostgreSQL logs a reloaded setting's new value. A
+// non-empty value is honoured only when optdp is preloaded: loaded later,
+// optdp meets the postgresql.conf line as a placeholder any role can SHOW.
+//
+// The connection finds the ledger's tables in the schema of the ledger
+// database's optdp extension (fixed at CREATE EXTENSION: the extension is
+// not relocatable), never through the role's search_path: right after
+// connecting it pins search_path to pg_catalog and that schema, and checks
+// that optdp_budget and optdp_charges found there are members of the
+// extension (pg_depend, deptype 'e'). A table of the same name that a role
+// created in a schema searched first (public, in an upgraded database) is
+// then never read or charged.
 
 char* ledger_conninfo = nullptr;
 PGconn* ledger_conn = nullptr;
+bool preloaded = false;  // loaded by shared_preload_libraries
+
+// The ledger's schema on a new connection: search_path pinned to pg_catalog
+// and the schema of the database's optdp extension, and the tables found
+// there checked to be the extension's. False, with why in msg, otherwise.
+bool pin_ledger_tables(PGconn* conn, char* msg, size_t n) {
+  PGresult* r = PQexec(conn,
+                       "SELECT n.nspname FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n "
+                       "ON n.oid OPERATOR(pg_catalog.=) e.extnamespace WHERE e.extname OPERATOR(pg_catalog.=) 'optdp'");
+  if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
+    if (PQresultStatus(r) == PGRES_TUPLES_OK)
+      snprintf(msg, n, "the ledger cannot be reached: the ledger's database has no optdp extension");
+    else
+      snprintf(msg, n, "the ledger cannot be read: %s", PQerrorMessage(conn));
+    PQclear(r);
+    return false;
+  }
+  char* path = psprintf("pg_catalog, %s", quote_identifier(PQgetvalue(r, 0, 0)));
+  PQclear(r);
+  const char* params[] = {path};
+  r = PQexecParams(conn, "SELECT pg_catalog.set_config('search_path', $1, false)", 1, nullptr, params, nullptr,
+                   nullptr, 0);
+  const bool pinned = PQresultStatus(r) == PGRES_TUPLES_OK;
+  PQclear(r);
+  pfree(path);
+  if (!pinned) {
+    snprintf(msg, n, "the ledger cannot be read: %s", PQerrorMessage(conn));
+    return false;
+  }
+  r = PQexec(conn,
+             "SELECT count(*) FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid "
+             "WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_extension'::regclass "
+             "AND d.deptype = 'e' AND e.extname = 'optdp' "
+             "AND d.objid IN (to_regclass('optdp_budget'), to_regclass('optdp_charges'))");
+  if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
+    snprintf(msg, n, "the ledger cannot be read: %s", PQerrorMessage(conn));
+    PQclear(r);
+    return false;
+  }
+  const bool owned = atoll(PQgetvalue(r, 0, 0)) == 2;
+  PQclear(r);
+  if (!owned)
+    snprintf(msg, n, "the ledger cannot be read: optdp_budget and optdp_charges in the schema of the extension optdp "
+                     "are not both the extension's tables");
+  return owned;
+}
 
 // Opens the connection if need be; on failure returns false with why in msg.
 bool ledger_connect(char* msg, size_t n) {
@@ -60,6 +122,13 @@ bool ledger_connect(char* msg, size_t n) {
     ledger_conn = nullptr;
   }
   if (ledger_conninfo && ledger_conninfo[0]) {
+    // Loaded later, optdp finds the postgresql.conf line as a placeholder,
+    // which every role can read until a session loads optdp.
+    if (!preloaded) {
+      snprintf(msg, n, "optdp.ledger_conninfo is honoured only with optdp in shared_preload_libraries (there it is "
+                       "superuser-only from the server's start)");
+      return false;
+    }
     ledger_conn = PQconnectdb(ledger_conninfo);
   } else {
     char port[16];
@@ -79,7 +148,20 @@ bool ledger_connect(char* msg, size_t n) {
     ledger_conn = nullptr;
     return false;
   }
+  if (!pin_ledger_tables(ledger_conn, msg, n)) {
+    PQfinish(ledger_conn);
+    ledger_conn = nullptr;
+    return false;
+  }
   return true;
+}
+
+// Closes the connection after a failed statement: the next release connects
+// again and pins the ledger's schema again (the extension may have been
+// dropped and created anew).
+void ledger_disconnect() {
+  if (ledger_conn) PQfinish(ledger_conn);
+  ledger_conn = nullptr;
 }
 
 // Charges one release of `function` at epsilon; raises an error (and nothing
@@ -163,6 +245,7 @@ bool ledger_attached(const char* function) {
   if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
     snprintf(msg, sizeof msg, "the ledger cannot be read: %s", PQerrorMessage(ledger_conn));
     PQclear(r);
+    ledger_disconnect();
     ereport(ERROR, (errcode(ERRCODE_CONNECTION_FAILURE), errmsg("%s: %s", function, msg)));
   }
   const bool attached = atoll(PQgetvalue(r, 0, 0)) > 0;
@@ -304,8 +387,10 @@ std::int64_t charge_release(const char* function, double epsilon, double delta, 
       throw;
     }
   });
-  if (f.failed && outcome == Outcome::unreachable)
+  if (f.failed && outcome == Outcome::unreachable) {
+    ledger_disconnect();
     ereport(ERROR, (errcode(ERRCODE_CONNECTION_FAILURE), errmsg("%s", f.message)));
+  }
   raise(f);
   return outcome == Outcome::no_ledger ? -1 : id;
 }
@@ -381,10 +466,13 @@ Datum optdp_units_to_delta(PG_FUNCTION_ARGS) {
 }
 
 void _PG_init(void) {
+  preloaded = process_shared_preload_libraries_in_progress;
   DefineCustomStringVariable("optdp.ledger_conninfo",
                              "How optdp connects to this database to charge the ledger (empty: the server's Unix "
-                             "socket, the current database, the bootstrap superuser).",
-                             nullptr, &ledger_conninfo, "", PGC_SUSET, 0, nullptr, nullptr, nullptr);
+                             "socket, the current database, the bootstrap superuser); a password belongs in a "
+                             "passfile, never here.",
+                             nullptr, &ledger_conninfo, "", PGC_SIGHUP, GUC_SUPERUSER_ONLY | GUC_NOT_IN_SAMPLE,
+                             nullptr, nullptr, nullptr);
   define_state_key();  // states.cpp
   install_release_hooks();  // release.cpp
   MarkGUCPrefixReserved("optdp");

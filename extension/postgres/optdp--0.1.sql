@@ -216,11 +216,14 @@ CREATE FUNCTION optdp_total_units(float8) RETURNS int8
 
 -- dp_ledger_attach(total_epsilon): from now on every release in this database
 -- is charged; a second call must give the same total. Returns the total.
+-- The ledger's functions name its tables by the extension's schema
+-- (@extschema@, fixed at CREATE EXTENSION), never through the caller's
+-- search_path, where a role may have put a table of the same name first.
 CREATE FUNCTION dp_ledger_attach(total_epsilon float8) RETURNS float8
 LANGUAGE plpgsql AS $$
 DECLARE existing float8;
 BEGIN
-  SELECT b.total_epsilon INTO existing FROM optdp_budget b WHERE b.id = 1;
+  SELECT b.total_epsilon INTO existing FROM @extschema@.optdp_budget b WHERE b.id = 1;
   IF FOUND THEN
     IF existing <> total_epsilon THEN
       RAISE EXCEPTION 'dp_ledger_attach: the ledger records total_epsilon %, but the value is %', existing, total_epsilon
@@ -228,7 +231,8 @@ BEGIN
     END IF;
     RETURN existing;
   END IF;
-  INSERT INTO optdp_budget(id, total_epsilon, total_units) VALUES (1, total_epsilon, optdp_total_units(total_epsilon));
+  INSERT INTO @extschema@.optdp_budget(id, total_epsilon, total_units)
+    VALUES (1, total_epsilon, @extschema@.optdp_total_units(total_epsilon));
   RETURN total_epsilon;
 END $$;
 

@@ -2,27 +2,42 @@
 // docs/boundary.md). A *_state aggregate's bytes are an exact aggregate that
 // a merge adds and releases with noise; a merge cannot tell a real state from
 // bytes its caller made up (a "count state" whose bytes are a salary would be
-// released with a count's noise). So every shipped state ends with a MAC,
-// HMAC-SHA-512-256 (libsodium's crypto_auth), keyed by optdp.state_key, over
-//   "optdp shipped state" || format version || the state's kind || its bytes,
+// released with a count's noise), nor, by the bytes alone, a second copy of a
+// state it has already added. So every shipped state is
+//   the state's bytes || a nonce || a MAC,
+// the nonce 16 random bytes drawn when the state is sealed, the MAC
+// HMAC-SHA-512-256 (libsodium's crypto_auth) keyed by the state key, over
+//   "optdp shipped state" || format version || the state's kind || bytes || nonce,
 // and a merge verifies it before it reads anything else of the state. The
 // kind and version in the MAC keep a state of one aggregate from verifying
-// in another's merge.
+// in another's merge, and a state of an older format from verifying at all.
+// A merge then records the nonce: a transaction opens each sealed state at
+// most once, so two copies of one state (UNION ALL of the same shard's
+// answer, a state kept and given again) are refused instead of counting its
+// rows twice under the noise and charge of one release.
 //
-// The key is a GUC of context SIGHUP (postgresql.conf or ALTER SYSTEM only:
-// no SET, no ALTER ROLE/DATABASE SET, whose values any role can read in
-// pg_db_role_setting), hidden from non-superusers (GUC_SUPERUSER_ONLY: SHOW
-// and current_setting refuse, pg_settings omits it; members of
-// pg_read_all_settings can read it) and from SHOW ALL. It is honoured only
-// when optdp is in shared_preload_libraries: otherwise a backend holds the
-// postgresql.conf line as a placeholder, readable by any role, until optdp is
-// loaded. Without a usable key the *_state and *_merge aggregates refuse
-// (check_state_key, called by read_call for them).
+// The key is read from the file optdp.state_key_file names (as ssl_key_file:
+// a regular file owned by the server's OS user, or by root, that no other
+// user can read), never from a setting's value: PostgreSQL logs the new
+// value of every setting a reload changes ("parameter ... changed to"),
+// GUC_SUPERUSER_ONLY or not. The setting is of context SIGHUP (postgresql.conf
+// or ALTER SYSTEM only) and hidden from other roles. The file is read at the
+// first use after the backend starts or the server reloads, and again when it
+// changes (its inode, size, mode or times): rotating the key is writing a new
+// file in its place. The setting is honoured only when optdp is in
+// shared_preload_libraries. Without a usable key the *_state and *_merge
+// aggregates refuse (check_state_key, called by read_call for them).
 //
-// Only shipped states carry a tag: the partial states of one query (parallel
-// workers, combine functions) never leave the server and are not verified.
+// Only shipped states carry a nonce and a tag: the partial states of one
+// query (parallel workers, combine functions) never leave the server and are
+// not verified.
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <sodium.h>
 
@@ -32,39 +47,99 @@
 extern "C" {
 #include "postgres.h"
 #include "fmgr.h"
+#include "access/parallel.h"
+#include "access/xact.h"
 #include "miscadmin.h"
+#include "storage/proc.h"
 #include "utils/guc.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
 }
 
 namespace optdp_pg {
 
 namespace {
 
-char* state_key_text = nullptr;  // the GUC's value
-enum class KeyState { Missing, Malformed, Ready };
-KeyState key_state = KeyState::Missing;
+char* state_key_file = nullptr;  // the setting's value: the key file's path
+enum class KeyState { Unset, Unreadable, NotPrivate, Malformed, Ready };
+KeyState key_state = KeyState::Unset;
+int key_errno = 0;          // why the file could not be read (Unreadable)
+bool key_stale = true;      // the setting changed (or a reload ran) since the key was read
+struct stat key_identity{}; // the file the key was read from, to notice a new one
 unsigned char state_key[crypto_auth_hmacsha512256_KEYBYTES];
 bool preloaded = false;  // loaded by shared_preload_libraries
 
 constexpr char kDomain[] = "optdp shipped state";
-constexpr std::uint32_t kFormat = 1;
+constexpr std::uint32_t kFormat = 2;  // 2: a nonce under the MAC
+constexpr std::size_t kNonceBytes = 16;
+constexpr std::size_t kSealBytes = kNonceBytes + kStateTagBytes;
 
-// Decodes the key when it is set. A malformed key is recorded and refused
-// when used, not rejected by a check hook: PostgreSQL's rejection of a
-// setting quotes its value in the server log.
-void assign_state_key(const char* value, void*) {
+void assign_state_key_file(const char*, void*) { key_stale = true; }
+
+bool same_file(const struct stat& a, const struct stat& b) {
+  return a.st_dev == b.st_dev && a.st_ino == b.st_ino && a.st_size == b.st_size && a.st_mode == b.st_mode &&
+         a.st_uid == b.st_uid && a.st_mtim.tv_sec == b.st_mtim.tv_sec && a.st_mtim.tv_nsec == b.st_mtim.tv_nsec &&
+         a.st_ctim.tv_sec == b.st_ctim.tv_sec && a.st_ctim.tv_nsec == b.st_ctim.tv_nsec;
+}
+
+// Reads the key from the file: 64 hexadecimal digits, then optionally
+// whitespace (a line end). Sets key_state; the key bytes are kept only when Ready.
+void load_state_key() {
   sodium_memzero(state_key, sizeof state_key);
-  if (value == nullptr || value[0] == 0) {
-    key_state = KeyState::Missing;
+  key_stale = false;
+  key_identity = {};
+  if (state_key_file == nullptr || state_key_file[0] == 0) {
+    key_state = KeyState::Unset;
     return;
   }
+  const int fd = open(state_key_file, O_RDONLY | O_CLOEXEC);  // a symbolic link is followed, as for ssl_key_file
+  struct stat st{};
+  if (fd < 0 || fstat(fd, &st) != 0) {
+    key_errno = errno;
+    if (fd >= 0) close(fd);
+    key_state = KeyState::Unreadable;
+    return;
+  }
+  key_identity = st;
+  // As PostgreSQL checks ssl_key_file: a regular file, owned by the server's
+  // user and closed to everyone else, or owned by root and at most readable by its group.
+  const bool mine = st.st_uid == geteuid(), roots = st.st_uid == 0;
+  if (!S_ISREG(st.st_mode) || (!mine && !roots) || (mine && (st.st_mode & (S_IRWXG | S_IRWXO))) ||
+      (roots && (st.st_mode & (S_IWGRP | S_IXGRP | S_IRWXO)))) {
+    close(fd);
+    key_state = KeyState::NotPrivate;
+    return;
+  }
+  char text[128];
+  std::size_t got = 0;
+  for (;;) {
+    const ssize_t r = read(fd, text + got, sizeof text - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    got += static_cast<std::size_t>(r);
+    if (got == sizeof text) break;
+  }
+  close(fd);
+  std::size_t len = got;
+  while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == '\r' || text[len - 1] == ' ' || text[len - 1] == '\t'))
+    --len;
   std::size_t n = 0;
   const char* end = nullptr;
-  const bool ok = std::strlen(value) == 2 * sizeof state_key &&
-                  sodium_hex2bin(state_key, sizeof state_key, value, std::strlen(value), nullptr, &n, &end) == 0 &&
-                  n == sizeof state_key && end != nullptr && *end == 0;
+  const bool ok = got < sizeof text && len == 2 * sizeof state_key &&
+                  sodium_hex2bin(state_key, sizeof state_key, text, len, nullptr, &n, &end) == 0 &&
+                  n == sizeof state_key && end == text + len;
+  sodium_memzero(text, sizeof text);
   if (!ok) sodium_memzero(state_key, sizeof state_key);
   key_state = ok ? KeyState::Ready : KeyState::Malformed;
+}
+
+// The key as of now: read again after a reload or when the file changed.
+void refresh_state_key() {
+  if (!key_stale && state_key_file != nullptr && state_key_file[0] != 0) {
+    struct stat st{};
+    if (stat(state_key_file, &st) != 0 || !same_file(st, key_identity)) key_stale = true;
+  }
+  if (key_stale) load_state_key();
 }
 
 void tag_of(Shipped kind, const unsigned char* data, std::size_t n, unsigned char* out) {
@@ -78,43 +153,96 @@ void tag_of(Shipped kind, const unsigned char* data, std::size_t n, unsigned cha
   sodium_memzero(&st, sizeof st);
 }
 
+// The nonces of the states opened in the running transaction (a hash table
+// in TopTransactionContext, so freed with the transaction; forgotten at the
+// transaction's end, and the local transaction id says whether the table is
+// this transaction's).
+HTAB* opened = nullptr;
+LocalTransactionId opened_in = InvalidLocalTransactionId;
+
+void forget_opened(XactEvent event, void*) {
+  if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT || event == XACT_EVENT_PREPARE ||
+      event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PARALLEL_ABORT)
+    opened = nullptr;
+}
+
+struct Opened {
+  unsigned char nonce[kNonceBytes];  // the key: the entry is only its key
+};
+
+// Records a state's nonce; false if this transaction has opened it before.
+bool first_opening(const unsigned char* nonce) {
+  if (opened == nullptr || opened_in != MyProc->lxid) {
+    opened = nullptr;
+    HASHCTL ctl{};
+    ctl.keysize = kNonceBytes;
+    ctl.entrysize = sizeof(Opened);
+    ctl.hcxt = TopTransactionContext;
+    opened = hash_create("optdp opened states", 64, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+    opened_in = MyProc->lxid;
+  }
+  bool found = false;
+  hash_search(opened, nonce, HASH_ENTER, &found);
+  return !found;
+}
+
 }  // namespace
 
 void define_state_key() {
   preloaded = process_shared_preload_libraries_in_progress;
-  DefineCustomStringVariable("optdp.state_key",
-                             "The key that authenticates shipped states (*_state, *_merge): 64 hexadecimal digits, "
-                             "the same on every shard and the coordinator.",
-                             nullptr, &state_key_text, "", PGC_SIGHUP,
-                             GUC_SUPERUSER_ONLY | GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE, nullptr, assign_state_key,
-                             nullptr);
+  RegisterXactCallback(forget_opened, nullptr);
+  DefineCustomStringVariable("optdp.state_key_file",
+                             "The file that holds the key that authenticates shipped states (*_state, *_merge): 64 "
+                             "hexadecimal digits, the same on every shard and the coordinator; readable only by the "
+                             "server's OS user.",
+                             nullptr, &state_key_file, "", PGC_SIGHUP, GUC_SUPERUSER_ONLY | GUC_NOT_IN_SAMPLE,
+                             nullptr, assign_state_key_file, nullptr);
 }
 
 void check_state_key(const char* function) {
   if (!preloaded)
     ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-                    errmsg("%s: shipped states need optdp in shared_preload_libraries (there optdp.state_key is "
-                           "hidden from other roles from the server's start; loaded later, its postgresql.conf "
-                           "line is readable by any role until optdp is loaded)", function)));
-  if (key_state == KeyState::Missing)
-    ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-                    errmsg("%s: optdp.state_key is not set: shipped states are authenticated with a key that the "
-                           "administrator sets in postgresql.conf, the same on every shard and the coordinator "
-                           "(optdp.state_key = 64 hexadecimal digits, e.g. from openssl rand -hex 32)", function)));
-  if (key_state == KeyState::Malformed)
-    ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-                    errmsg("%s: optdp.state_key must be 64 hexadecimal digits (32 random bytes, e.g. from openssl "
-                           "rand -hex 32)", function)));
+                    errmsg("%s: shipped states need optdp in shared_preload_libraries (there optdp.state_key_file "
+                           "is defined, superuser-only, from the server's start; loaded later, a session meets its "
+                           "postgresql.conf line as a placeholder any role can read)", function)));
+  refresh_state_key();
+  switch (key_state) {
+    case KeyState::Ready:
+      return;
+    case KeyState::Unset:
+      ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                      errmsg("%s: optdp.state_key_file is not set: shipped states are authenticated with a key that "
+                             "the administrator keeps in a file readable only by the server's OS user, the same key "
+                             "on every shard and the coordinator (optdp.state_key_file = its path in "
+                             "postgresql.conf; the file holds 64 hexadecimal digits, e.g. from openssl rand -hex "
+                             "32)", function)));
+    case KeyState::Unreadable:
+      ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                      errmsg("%s: the file optdp.state_key_file names cannot be read: %s", function,
+                             strerror(key_errno))));
+    case KeyState::NotPrivate:
+      ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                      errmsg("%s: the file optdp.state_key_file names must be a regular file that only the server's "
+                             "OS user can read (owned by it, mode 0600 or less; or owned by root, mode 0640 or less)",
+                             function)));
+    case KeyState::Malformed:
+      ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                      errmsg("%s: the file optdp.state_key_file names must hold 64 hexadecimal digits (32 random "
+                             "bytes, e.g. from openssl rand -hex 32)", function)));
+  }
 }
 
 bytea* seal_state(const char* function, Shipped kind, bytea* state) {
   check_state_key(function);
   const std::size_t n = VARSIZE_ANY_EXHDR(state);
-  auto* out = static_cast<bytea*>(palloc(VARHDRSZ + n + kStateTagBytes));
-  SET_VARSIZE(out, VARHDRSZ + n + kStateTagBytes);
-  std::memcpy(VARDATA(out), VARDATA_ANY(state), n);
-  tag_of(kind, reinterpret_cast<const unsigned char*>(VARDATA(out)), n,
-         reinterpret_cast<unsigned char*>(VARDATA(out) + n));
+  auto* out = static_cast<bytea*>(palloc(VARHDRSZ + n + kSealBytes));
+  SET_VARSIZE(out, VARHDRSZ + n + kSealBytes);
+  auto* data = reinterpret_cast<unsigned char*>(VARDATA(out));
+  std::memcpy(data, VARDATA_ANY(state), n);
+  if (sodium_init() < 0)
+    ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR), errmsg("%s: libsodium could not be initialised", function)));
+  randombytes_buf(data + n, kNonceBytes);
+  tag_of(kind, data, n + kNonceBytes, data + n + kNonceBytes);
   return out;
 }
 
@@ -123,24 +251,31 @@ bytea* open_state(FunctionCallInfo fcinfo, int i, const char* merge, Shipped kin
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                     errmsg("%s: state must be a %s state, but is NULL", merge, shipped_by(kind))));
   check_state_key(merge);
+  // The nonces are counted in one process: a parallel worker would see only its share.
+  if (IsParallelWorker())
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("%s: shipped states are merged in the leader process, not in a parallel worker (each "
+                           "state counts once per transaction; SET max_parallel_workers_per_gather = 0)", merge)));
   bytea* in = PG_GETARG_BYTEA_PP(i);
   const std::size_t size = VARSIZE_ANY_EXHDR(in);
-  bool ok = size >= kStateTagBytes;
+  const auto* data = reinterpret_cast<const unsigned char*>(VARDATA_ANY(in));
+  bool ok = size >= kSealBytes;
   if (ok) {
-    const std::size_t n = size - kStateTagBytes;
-    const auto* data = reinterpret_cast<const unsigned char*>(VARDATA_ANY(in));
     unsigned char tag[kStateTagBytes];
-    tag_of(kind, data, n, tag);
-    ok = sodium_memcmp(tag, data + n, kStateTagBytes) == 0;
+    tag_of(kind, data, size - kStateTagBytes, tag);
+    ok = sodium_memcmp(tag, data + size - kStateTagBytes, kStateTagBytes) == 0;
   }
   if (!ok)
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                     errmsg("%s: state is not a state this cluster shipped (its authentication tag does not verify; "
-                           "shards and coordinator must share optdp.state_key)", merge)));
-  const std::size_t n = size - kStateTagBytes;
+                           "shards and coordinator must share the key of optdp.state_key_file)", merge)));
+  const std::size_t n = size - kSealBytes;
+  if (!first_opening(data + n))
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("%s: state was already merged in this transaction (a shipped state counts once)", merge)));
   auto* out = static_cast<bytea*>(palloc(VARHDRSZ + n));
   SET_VARSIZE(out, VARHDRSZ + n);
-  std::memcpy(VARDATA(out), VARDATA_ANY(in), n);
+  std::memcpy(VARDATA(out), data, n);
   return out;
 }
 

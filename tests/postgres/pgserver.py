@@ -13,6 +13,12 @@ or `nobody` (via setpriv) when the tests run as root, as CI does. The server
 listens only on a Unix socket in the temporary directory (listen_addresses '').
 stop() always stops the server (SIGINT: fast shutdown, then SIGKILL) and
 removes the directory; use the server as a context manager.
+
+Server(module_dir, settings, state_key=KEY) also writes KEY into the file
+root's sibling state.key (mode 0600, owned by the server's user) and names it
+in optdp.state_key_file; write_state_key() replaces the file's content.
+The servers inherit this process's environment: the sanitizer pass runs them
+with the ASan runtime in LD_PRELOAD (scripts/test.sh).
 """
 import os
 import pwd
@@ -39,12 +45,20 @@ class SqlError(Exception):
     pass
 
 
+# Lines of a server log that say a process crashed or a sanitizer found an error.
+CRASH_MARKS = ("was terminated by signal", "ERROR: AddressSanitizer", "runtime error:", "PANIC:",
+               "ERROR: LeakSanitizer")
+
+
 _LIVE = []  # servers started and not yet stopped
 
 
 def _terminate(signum, frame):
     for server in list(_LIVE):
-        server.stop()
+        try:
+            server.stop()
+        except RuntimeError:
+            pass
     raise KeyboardInterrupt("terminated by signal %d" % signum)  # unittest does not swallow it
 
 
@@ -53,9 +67,10 @@ signal.signal(signal.SIGTERM, _terminate)
 
 
 class Server:
-    def __init__(self, module_dir, settings=()):
+    def __init__(self, module_dir, settings=(), state_key=None):
         self.module_dir = module_dir
         self.settings = list(settings)
+        self.state_key = state_key
         self.proc = None
         self.tmp = None
 
@@ -64,7 +79,10 @@ class Server:
         try:
             self.start()
         except BaseException:
-            self.stop()
+            try:
+                self.stop()
+            except RuntimeError:
+                pass
             raise
         return self
 
@@ -103,6 +121,10 @@ class Server:
         self.socket_dir = self.tmp
         self.data = os.path.join(self.tmp, "data")
         self.log = os.path.join(self.tmp, "server.log")
+        self.state_key_path = os.path.join(self.tmp, "state.key")
+        if self.state_key is not None:
+            self._write_private(self.state_key_path, self.state_key)
+            self.settings.append("optdp.state_key_file = '%s'" % self.state_key_path)
         if os.getuid() == 0:
             self._group = "nogroup"
             try:
@@ -141,11 +163,37 @@ class Server:
             raise RuntimeError("postgres did not start: " + open(self.log).read())
         self.psql_path = os.path.join(bindir, "psql") if os.path.exists(os.path.join(bindir, "psql")) else "psql"
 
+    def _server_ids(self):
+        if os.getuid() != 0:
+            return os.getuid(), os.getgid()
+        return pwd.getpwnam("nobody").pw_uid, pwd.getpwnam("nobody").pw_gid
+
+    def _write_private(self, path, text, mode=0o600):
+        """Writes text into path, replaced in one step (a new file), mode `mode`, owned by the server's user."""
+        tmp = path + ".new"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.chmod(tmp, mode)
+        if os.getuid() == 0:
+            os.chown(tmp, *self._server_ids())
+        os.replace(tmp, path)
+
+    def write_state_key(self, text, mode=0o600, path=None):
+        """Replaces the content of the state key file (or of path): a server reads it again at its next use."""
+        self._write_private(path or self.state_key_path, text, mode)
+
     def stop(self):
+        """Stops the server and removes its directory; raises if a server process
+        crashed or a sanitizer reported an error (its log lines in the message),
+        also when that happened at a process's exit, after the last test."""
+        problem = None
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)
             try:
                 self.proc.wait(timeout=30)
+                if self.proc.returncode != 0:
+                    problem = "the postmaster exited with status %d" % self.proc.returncode
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
@@ -153,8 +201,19 @@ class Server:
         if self in _LIVE:
             _LIVE.remove(self)
         if self.tmp:
+            try:
+                with open(self.log, errors="replace") as f:
+                    lines = f.read().splitlines()
+            except OSError:
+                lines = []
+            bad = [i for i, line in enumerate(lines) if any(m in line for m in CRASH_MARKS)]
+            if bad:
+                excerpt = lines[max(0, bad[0] - 5):bad[0] + 60]
+                problem = (problem + "; " if problem else "") + "server log:\n" + "\n".join(excerpt)
             shutil.rmtree(self.tmp, ignore_errors=True)
             self.tmp = None
+        if problem:
+            raise RuntimeError("postgres server: " + problem)
 
     # -- SQL -------------------------------------------------------------------
     def conninfo(self, db="postgres"):

@@ -76,7 +76,7 @@ def histogram(values):
 
 def setUpModule():
     global SERVER
-    SERVER = Server(MODULE_DIR, keyed())  # optdp preloaded with a state key: shipped states are sealed
+    SERVER = Server(MODULE_DIR, **keyed())  # optdp preloaded with a state key file: shipped states are sealed
     SERVER.__enter__()
     psql("CREATE EXTENSION optdp; CREATE TABLE t AS %s; ANALYZE t" % TABLE)
 
@@ -232,7 +232,7 @@ class Messages(unittest.TestCase):
 
 
 FORGED = ("state is not a state this cluster shipped (its authentication tag does not verify; shards and "
-          "coordinator must share optdp.state_key)")
+          "coordinator must share the key of optdp.state_key_file)")
 
 
 class States(unittest.TestCase):

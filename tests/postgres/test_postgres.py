@@ -152,29 +152,37 @@ TABLE = ("SELECT g, g %% %d AS k, CASE WHEN (g / %d) %% 3 = 0 THEN NULL ELSE 2.0
          "FROM generate_series(0, %d) g" % (GROUPS, GROUPS, GROUPS * PER_GROUP - 1))
 
 
-# Shipped states are authenticated with optdp.state_key (extension/postgres/states.cpp),
-# which optdp honours only when preloaded: the coordinator and the shards share it.
+# Shipped states are authenticated with the key in the file optdp.state_key_file names
+# (extension/postgres/states.cpp), which optdp honours only when preloaded: the
+# coordinator and the shards share it. pgserver.Server(..., state_key=KEY) writes the file.
 STATE_KEY = "8f" * 32
 OTHER_KEY = "8e" * 32
 FORGED_MESSAGE = ("%s: state is not a state this cluster shipped (its authentication tag does not verify; "
-                  "shards and coordinator must share optdp.state_key)")
+                  "shards and coordinator must share the key of optdp.state_key_file)")
 
 
 def keyed(key=STATE_KEY):
-    return ["shared_preload_libraries = 'optdp_pg'"] + (["optdp.state_key = '%s'" % key] if key else [])
+    """Server(MODULE_DIR, **keyed()): optdp preloaded, the key in a file of the server's."""
+    return {"settings": ["shared_preload_libraries = 'optdp_pg'"], "state_key": key}
 
 
 def set_state_key(server, key):
-    """Sets the server's optdp.state_key by ALTER SYSTEM (None: back to postgresql.conf's
-    STATE_KEY) and waits until new sessions see it."""
+    """Writes key into the server's key file (None: back to STATE_KEY); the server reads
+    it again at its next use, as the file is a new one."""
+    server.write_state_key(STATE_KEY if key is None else key)
+
+
+def set_state_key_file(server, path):
+    """Sets optdp.state_key_file by ALTER SYSTEM (None: back to postgresql.conf's) and
+    waits until new sessions see it."""
     server.psql("ALTER SYSTEM %s; SELECT pg_reload_conf()"
-                % ("SET optdp.state_key = '%s'" % key if key is not None else "RESET optdp.state_key"))
+                % ("SET optdp.state_key_file = '%s'" % path if path is not None else "RESET optdp.state_key_file"))
+    want = server.state_key_path if path is None else path
     for _ in range(200):
-        want = STATE_KEY if key is None else key
-        if server.psql("SELECT current_setting('optdp.state_key') = '%s'" % want) == [["t"]]:
+        if server.psql("SELECT current_setting('optdp.state_key_file') = '%s'" % want) == [["t"]]:
             return
         time.sleep(0.05)
-    raise AssertionError("optdp.state_key was not reloaded")
+    raise AssertionError("optdp.state_key_file was not reloaded")
 
 
 # a private_count state whose 8 bytes of rows are g's (little-endian), with alpha 0.5
@@ -184,7 +192,7 @@ FORGED_COUNT = ("decode((SELECT string_agg(substr(lpad(to_hex(g), 16, '0'), i * 
 
 def setUpModule():
     global SERVER
-    SERVER = Server(MODULE_DIR, keyed())
+    SERVER = Server(MODULE_DIR, **keyed())
     SERVER.__enter__()
     # t: GROUPS groups k of 3 rows each, x = 2 in every row, one row of x NULL per group
     SERVER.psql("CREATE EXTENSION optdp; CREATE EXTENSION dblink; CREATE TABLE t AS %s; ANALYZE t;" % TABLE)
@@ -470,34 +478,58 @@ class Privileges(unittest.TestCase):
         finally:
             SERVER.psql("DROP OWNED BY coordinator; DROP ROLE coordinator")
 
-    def test_the_state_key_is_hidden_from_other_roles(self):
+    def test_the_state_key_file_is_hidden_from_other_roles(self):
         SERVER.psql("DROP ROLE IF EXISTS reader; CREATE ROLE reader")
         self.addCleanup(SERVER.psql, "DROP ROLE reader")
-        self.assertEqual(SERVER.psql("SHOW optdp.state_key"), [[STATE_KEY]])  # the superuser's view
-        refusal = 'must be superuser or have privileges of pg_read_all_settings to examine "optdp.state_key"'
-        for sql in ("SHOW optdp.state_key", "SELECT current_setting('optdp.state_key')",
-                    "SELECT current_setting('optdp.state_key', true)"):
+        # the superuser's view: the file's path, never the key
+        self.assertEqual(SERVER.psql("SHOW optdp.state_key_file"), [[SERVER.state_key_path]])
+        refusal = 'must be superuser or have privileges of pg_read_all_settings to examine "optdp.state_key_file"'
+        for sql in ("SHOW optdp.state_key_file", "SELECT current_setting('optdp.state_key_file')",
+                    "SELECT current_setting('optdp.state_key_file', true)"):
             self.assertEqual(SERVER.error_of("SET ROLE reader; " + sql), refusal, sql)
         self.assertEqual(SERVER.psql("SET ROLE reader; SELECT count(*) FROM pg_settings WHERE name = "
-                                     "'optdp.state_key'"), [["0"]])
-        self.assertNotIn(STATE_KEY, "\n".join("|".join(r) for r in SERVER.psql("SET ROLE reader; SHOW ALL")))
+                                     "'optdp.state_key_file'"), [["0"]])
+        self.assertNotIn(STATE_KEY, "\n".join("|".join(r) for r in SERVER.psql("SHOW ALL")))
         # SIGHUP: only postgresql.conf (or ALTER SYSTEM) sets it, never a session, a role or a
         # database (pg_db_role_setting, where a role's or database's settings are kept, is public)
-        for sql in ("SET optdp.state_key = '%s'" % OTHER_KEY, "ALTER ROLE reader SET optdp.state_key = '%s'"
-                    % OTHER_KEY, "ALTER DATABASE postgres SET optdp.state_key = '%s'" % OTHER_KEY):
-            self.assertEqual(SERVER.error_of(sql), 'parameter "optdp.state_key" cannot be changed now', sql)
+        for sql in ("SET optdp.state_key_file = '/tmp/k'", "ALTER ROLE reader SET optdp.state_key_file = '/tmp/k'",
+                    "ALTER DATABASE postgres SET optdp.state_key_file = '/tmp/k'"):
+            self.assertEqual(SERVER.error_of(sql), 'parameter "optdp.state_key_file" cannot be changed now', sql)
+        # the key is no setting at all
+        for sql in ("SHOW optdp.state_key", "ALTER SYSTEM SET optdp.state_key = 'k'"):
+            self.assertIn('"optdp.state_key"', SERVER.error_of(sql), sql)
+
+    def test_the_state_key_never_reaches_the_server_log(self):
+        # PostgreSQL logs a reloaded setting's new value ("parameter ... changed to ..."),
+        # superuser-only or not: the key is read from a file, so only its path is logged
+        other = os.path.join(os.path.dirname(SERVER.state_key_path), "other.key")
+        SERVER.write_state_key(OTHER_KEY + "\n", path=other)
+        try:
+            set_state_key_file(SERVER, other)
+            merge = ("SELECT private_count_merge(s, 0.5) IS NOT NULL FROM (SELECT private_count_state(0.5) s "
+                     "FROM t) a")
+            self.assertEqual(SERVER.psql(merge), [["t"]])
+        finally:
+            set_state_key_file(SERVER, None)
+        self.assertEqual(SERVER.psql(merge), [["t"]])
+        with open(SERVER.log) as f:
+            log = f.read()
+        self.assertIn('parameter "optdp.state_key_file" changed to', log)
+        for key in (STATE_KEY, OTHER_KEY):
+            self.assertNotIn(key, log)
+            self.assertNotIn(key.upper(), log)
 
 
     def test_the_state_key_needs_optdp_preloaded(self):
         # loaded by CREATE EXTENSION or a first call, optdp meets the key's postgresql.conf
         # line as a placeholder, which any role can read in a session that has not loaded
         # optdp yet: so the states and merges refuse unless optdp was preloaded
-        with Server(MODULE_DIR, ["optdp.state_key = '%s'" % STATE_KEY]) as s:
+        with Server(MODULE_DIR, state_key=STATE_KEY) as s:
             s.psql("CREATE EXTENSION optdp; CREATE ROLE reader; CREATE TABLE t AS SELECT 1.0::float8 x")
-            self.assertEqual(s.psql("SET ROLE reader; SHOW optdp.state_key"), [[STATE_KEY]])
-            message = ("%s: shipped states need optdp in shared_preload_libraries (there optdp.state_key is hidden "
-                       "from other roles from the server's start; loaded later, its postgresql.conf line is "
-                       "readable by any role until optdp is loaded)")
+            self.assertEqual(s.psql("SET ROLE reader; SHOW optdp.state_key_file"), [[s.state_key_path]])
+            message = ("%s: shipped states need optdp in shared_preload_libraries (there optdp.state_key_file "
+                       "is defined, superuser-only, from the server's start; loaded later, a session meets its "
+                       "postgresql.conf line as a placeholder any role can read)")
             for sql in ("SELECT private_count_state(0.5) FROM t",
                         "SELECT private_count_merge(s, 0.5) FROM (SELECT NULL::bytea s WHERE false) a"):
                 self.assertEqual(s.error_of(sql), message % sql.split()[1].split("(")[0], sql)
@@ -742,7 +774,7 @@ class Shards(unittest.TestCase):
         cls.shards = []
         try:
             for part in (0, 1):
-                s = Server(MODULE_DIR, keyed())
+                s = Server(MODULE_DIR, **keyed())
                 s.__enter__()
                 cls.shards.append(s)
                 # every group k has half of its rows on each shard (g %% 2 would put a group
@@ -755,8 +787,15 @@ class Shards(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
+        # every server is stopped; then the first crash any of them logged is raised
+        failures = []
         for s in cls.shards:
-            s.stop()
+            try:
+                s.stop()
+            except RuntimeError as e:
+                failures.append(e)
+        if failures:
+            raise failures[0]
 
     def merged(self, state_sql, merge_call, seed):
         parts = " UNION ALL ".join(
@@ -926,16 +965,19 @@ class Shards(unittest.TestCase):
             shard.conninfo(), state.replace("'", "''"), where)
 
     def test_a_changed_state_is_refused(self):
-        # every byte of a genuine state counts, the tag's too: flipping one bit anywhere
-        # (its rows, its alpha, its tag) is refused with the one message
+        # every byte of a genuine state counts, the nonce's and the tag's too: flipping one
+        # bit anywhere (its rows, its alpha, its nonce, its tag) is refused with the one message
         parts = self.shipped(self.shards[0], "private_count_state(x, 0.5)")
-        self.assertEqual(SERVER.psql("SELECT length(state) FROM (%s) p" % parts), [["48"]])
-        for i in (0, 8, 15, 16, 47):
+        self.assertEqual(SERVER.psql("SELECT length(state) FROM (%s) p" % parts), [["64"]])
+        for i in (0, 8, 15, 16, 31, 32, 63):
             sql = "SELECT private_count_merge(set_byte(state, %d, get_byte(state, %d) # 1), 0.5) FROM (%s) p" % (
                 i, i, parts)
             self.assertEqual(SERVER.error_of(sql), FORGED_MESSAGE % "private_count_merge", "byte %d" % i)
-        self.assertEqual(SERVER.error_of("SELECT private_count_merge(substr(state, 1, 47), 0.5) FROM (%s) p" % parts),
+        self.assertEqual(SERVER.error_of("SELECT private_count_merge(substr(state, 1, 63), 0.5) FROM (%s) p" % parts),
                          FORGED_MESSAGE % "private_count_merge")
+        # a state of the format before the nonce (16 bytes and a tag) is refused alike
+        self.assertEqual(SERVER.error_of("SELECT private_count_merge(substr(state, 1, 16) || substr(state, 33), 0.5) "
+                                         "FROM (%s) p" % parts), FORGED_MESSAGE % "private_count_merge")
         # the same state unchanged merges
         self.assertEqual(len(SERVER.psql("SELECT private_count_merge(state, 0.5) FROM (%s) p" % parts)), 1)
 
@@ -957,16 +999,74 @@ class Shards(unittest.TestCase):
         finally:
             set_state_key(self.shards[1], None)
 
+    def test_a_state_counts_once(self):
+        # two copies of one genuine state (UNION ALL of one shard's answer, a state given
+        # again) would add its rows twice under one release's noise and charge: each sealed
+        # state carries a nonce under its tag, and a transaction merges it once
+        message = "%s: state was already merged in this transaction (a shipped state counts once)"
+        # (every merge opens its states through open_state: three of them here)
+        for state, merge in (("private_count_state(x, 0.5)", "private_count_merge(state, 0.5)"),
+                             ("private_median_state(x, 1.0, 0, 10)", "private_median_merge(state, 1.0, 0, 10)"),
+                             ("private_select_state(g, x, 1.0)", "private_select_merge(state, NULL::int, 1.0)")):
+            name = merge.split("(")[0]
+            once = self.shipped(self.shards[0], state)
+            self.assertEqual(SERVER.error_of("WITH s AS MATERIALIZED (%s) SELECT %s FROM (SELECT state FROM s "
+                                             "UNION ALL SELECT state FROM s) p" % (once, merge)), message % name, merge)
+            # kept in a table and given twice, in one statement or in two of one transaction
+            SERVER.psql("DROP TABLE IF EXISTS kept; CREATE TABLE kept AS %s" % once)
+            self.assertEqual(SERVER.error_of("SELECT %s FROM (SELECT state FROM kept UNION ALL SELECT state FROM kept) p"
+                                             % merge), message % name, merge)
+            self.assertEqual(SERVER.error_of("BEGIN; SELECT %s FROM kept; SELECT %s FROM kept; COMMIT"
+                                             % (merge, merge)), message % name, merge)
+            # once per transaction: the next transaction merges it again (a second release, charged again)
+            self.assertEqual(len(SERVER.psql("SELECT %s FROM kept" % merge)), 1)
+            self.assertEqual(len(SERVER.psql("SELECT %s FROM kept" % merge)), 1)
+        SERVER.psql("DROP TABLE kept")
+        # finding 8: 50 rows merged from one state given twice released about 100
+        rows = "SELECT private_count_state(0.5) FROM generate_series(1, 50)"
+        SERVER.psql("DROP TABLE IF EXISTS kept; CREATE TABLE kept AS SELECT * FROM dblink('%s', '%s') AS s(state bytea)"
+                    % (self.shards[0].conninfo(), rows))
+        self.assertEqual(SERVER.error_of("SELECT private_count_merge(s, 0.5) FROM (SELECT state s FROM kept UNION ALL "
+                                         "SELECT state FROM kept) a"), message % "private_count_merge")
+        SERVER.psql("DROP TABLE kept")
+
     def test_without_a_key_states_and_merges_refuse(self):
         shard = self.shards[1]
-        missing = ("%s: optdp.state_key is not set: shipped states are authenticated with a key that the "
-                   "administrator sets in postgresql.conf, the same on every shard and the coordinator "
-                   "(optdp.state_key = 64 hexadecimal digits, e.g. from openssl rand -hex 32)")
-        malformed = ("%s: optdp.state_key must be 64 hexadecimal digits (32 random bytes, e.g. from openssl rand "
-                     "-hex 32)")
+        missing = ("%s: optdp.state_key_file is not set: shipped states are authenticated with a key that the "
+                   "administrator keeps in a file readable only by the server's OS user, the same key on every "
+                   "shard and the coordinator (optdp.state_key_file = its path in postgresql.conf; the file holds "
+                   "64 hexadecimal digits, e.g. from openssl rand -hex 32)")
+        malformed = ("%s: the file optdp.state_key_file names must hold 64 hexadecimal digits (32 random bytes, "
+                     "e.g. from openssl rand -hex 32)")
+        exposed = ("%s: the file optdp.state_key_file names must be a regular file that only the server's OS user "
+                   "can read (owned by it, mode 0600 or less; or owned by root, mode 0640 or less)")
+        unreadable = "%s: the file optdp.state_key_file names cannot be read: No such file or directory"
+        absent = os.path.join(os.path.dirname(shard.state_key_path), "absent.key")
+
+        def no_file():
+            set_state_key_file(shard, "")
+
+        def key(text, mode=0o600):
+            return lambda: shard.write_state_key(text, mode)
         try:
-            for key, message in (("", missing), ("8f" * 31, malformed), ("zz" * 32, malformed)):
-                set_state_key(shard, key)
+            # every form for two of the keys; one state and one merge for the others
+            for make, message, every in ((no_file, missing, True),
+                                         (lambda: set_state_key_file(shard, absent), unreadable, False),
+                                         (lambda: set_state_key_file(shard, None), None, False),
+                                         (key("8f" * 31), malformed, True), (key(""), malformed, False),
+                                         (key("zz" * 32), malformed, False), (key("8f" * 33), malformed, False),
+                                         (key(STATE_KEY + " x"), malformed, False),
+                                         (key(STATE_KEY, 0o640), exposed, False),
+                                         (key(STATE_KEY, 0o604), exposed, False)):
+                make()
+                if message is None:
+                    continue
+                if not every:
+                    self.assertEqual(shard.error_of("SELECT private_count_state(0.5) FROM t"),
+                                     message % "private_count_state")
+                    self.assertEqual(shard.error_of("SELECT private_count_merge(s, 0.5) FROM (SELECT NULL::bytea s "
+                                                    "WHERE false) a"), message % "private_count_merge")
+                    continue
                 for state in ("private_count_state(0.5)", "staircase_sum_state(x, 1.0, 10)",
                               "private_var_state(x, 1.0, 0, 10)", "private_quantile_state(x, 0.5, 1.0, 0, 10)",
                               "private_count_levels_of_state(x, 0.5)", "private_select_state(g, x, 1.0)"):
@@ -982,8 +1082,21 @@ class Shards(unittest.TestCase):
                         sql = "SELECT %s FROM (%s) a" % (merge, rows)
                         self.assertEqual(shard.error_of(sql), message % merge.split("(")[0], sql)
         finally:
+            set_state_key_file(shard, None)
             set_state_key(shard, None)
         self.assertEqual(len(shard.psql("SELECT private_count_state(0.5) FROM t")), 1)
+        # a key followed by a line end, as openssl rand -hex 32 > file writes it
+        shard.write_state_key(STATE_KEY + "\n")
+        self.assertEqual(len(shard.psql("SELECT private_count_state(0.5) FROM t")), 1)
+        set_state_key(shard, None)
+        # a symbolic link to the file is followed (the file's mode and owner are checked)
+        link = os.path.join(os.path.dirname(shard.state_key_path), "link.key")
+        os.symlink(shard.state_key_path, link)
+        try:
+            set_state_key_file(shard, link)
+            self.assertEqual(len(shard.psql("SELECT private_count_state(0.5) FROM t")), 1)
+        finally:
+            set_state_key_file(shard, None)
 
 
 if __name__ == "__main__":

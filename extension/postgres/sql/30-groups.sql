@@ -26,9 +26,9 @@ LANGUAGE plpgsql AS $$
 DECLARE
   existing float8;
   existing_delta float8;
-  units numeric := optdp_total_delta_units(total_delta)::numeric;
+  units numeric := @extschema@.optdp_total_delta_units(total_delta)::numeric;
 BEGIN
-  SELECT b.total_epsilon, b.total_delta INTO existing, existing_delta FROM optdp_budget b WHERE b.id = 1;
+  SELECT b.total_epsilon, b.total_delta INTO existing, existing_delta FROM @extschema@.optdp_budget b WHERE b.id = 1;
   IF FOUND THEN
     IF existing <> total_epsilon THEN
       RAISE EXCEPTION 'dp_ledger_attach: the ledger records total_epsilon %, but the value is %', existing, total_epsilon
@@ -40,14 +40,14 @@ BEGIN
     END IF;
     RETURN existing;
   END IF;
-  INSERT INTO optdp_budget(id, total_epsilon, total_units, total_delta, total_delta_units)
-    VALUES (1, total_epsilon, optdp_total_units(total_epsilon), total_delta, units);
+  INSERT INTO @extschema@.optdp_budget(id, total_epsilon, total_units, total_delta, total_delta_units)
+    VALUES (1, total_epsilon, @extschema@.optdp_total_units(total_epsilon), total_delta, units);
   RETURN total_epsilon;
 END $$;
 
 -- The one-argument form: no delta budget.
 CREATE OR REPLACE FUNCTION dp_ledger_attach(total_epsilon float8) RETURNS float8
-  LANGUAGE sql AS $$ SELECT dp_ledger_attach(total_epsilon, 0::float8) $$;
+  LANGUAGE sql AS $$ SELECT @extschema@.dp_ledger_attach(total_epsilon, 0::float8) $$;
 
 CREATE FUNCTION optdp_units_to_delta(text) RETURNS float8
   AS 'MODULE_PATHNAME', 'optdp_units_to_delta' LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
