@@ -359,8 +359,11 @@ def param_cases():
             if not (every or common):
                 continue
             e = expr.replace("{v}", repr(v))
+            # optdp's refusal names the argument (PostgreSQL's own, of a nested aggregate or window, does not)
+            names = expect == "refused" and "min(" not in expr and "OVER" not in expr
             out.append(Case("parameters", ["SELECT %s FROM t" % form.replace("{P}", e)],
-                            pre=[p.replace("{v}", repr(v)) for p in pre], expect=expect, tol=tol, item=item))
+                            pre=[p.replace("{v}", repr(v)) for p in pre], expect=expect, tol=tol, item=item,
+                            check=names_the_argument if names else None))
     # issue 26 finding 1: a parameter flipped by set_config between the first row and the final function
     for form, n in (("staircase_sum(x, current_setting('my.eps')::float8, 0, 10)", "eps"),
                     ("gaussian_sum(x, current_setting('my.eps')::float8, 0, 10)", "rho"),
@@ -369,6 +372,12 @@ def param_cases():
             out.append(Case("parameters", ["SELECT %s, %s FROM t" % (form, flip)], pre=["SET my.eps = '1000'"],
                             expect="refused", item=1))
     return out
+
+
+def names_the_argument(test, mode, results):
+    for r in results:
+        if r["outcome"] == "error":
+            test.assertRegex(r["message"], NAMES_AN_ARGUMENT, r)
 
 
 def window_cases():
@@ -394,6 +403,18 @@ def order_distinct_cases():
     for form, tol in FORMS[:10]:
         body = form[:-1]
         out.append(Case("order_by", ["SELECT %s ORDER BY x DESC) FROM t" % body], expect="either", tol=tol))
+    # The call's own arguments are its parameters, not the aggregate's ORDER BY keys (main read the
+    # last arguments of the Aggref, sort keys included: these released at alpha 1e-300, at three
+    # levels, or quoted memory as the cost): refused, or charged and released as written.
+    for form, fn, eps in (("private_count(0.999999 ORDER BY 1e-300::float8)", "private_count", -math.log(0.999999)),
+                          ("private_count(x, 0.5 ORDER BY 1e-300::float8)", "private_count", math.log(2)),
+                          ("private_count_levels(0.5, 0.8 ORDER BY 0.9::float8)", "private_count_levels", None),
+                          ("staircase_sum(x, 1.0, 0, 10 ORDER BY 5.0::float8)", "staircase_sum", 1.0),
+                          ("laplace_sum(x, 1.0, 10 ORDER BY 1e-300::float8)", "laplace_sum", 1.0),
+                          ("private_select(ward, x, 1.0 ORDER BY 1e-300::float8)", "private_select", 1.0),
+                          ("gaussian_count(0.5 ORDER BY 1e-300::float8)", "gaussian_count", None)):
+        out.append(Case("order_by_keys", ["SELECT %s FROM t" % form], expect="either", tol=COUNT if "count" in fn
+                        else SUM if "sum" in fn else None, item=1, check=as_written(fn, eps, "levels" in fn)))
     for form, tol in (("private_count(DISTINCT ward, 0.5)", COUNT), ("private_count(DISTINCT x, 0.5)", COUNT),
                       ("staircase_sum(DISTINCT x, 1.0, 0, 10)", SUM), ("laplace_sum(DISTINCT x, 1.0, 10)", SUM),
                       ("private_avg(DISTINCT x, 1.0, 0, 10)", None),
@@ -401,6 +422,21 @@ def order_distinct_cases():
                       ("private_select(DISTINCT ward, 1.0, 1.0)", None)):
         out.append(Case("distinct", ["SELECT %s FROM t" % form], expect="either", tol=tol))
     return out
+
+
+def as_written(fn, eps, two_levels):
+    def check(test, mode, results):
+        for r in results:
+            test.assertNotIn("\\x", repr(r.get("message")), r)
+            if r["outcome"] == "error":
+                test.assertTrue(NAMES_AN_ARGUMENT.search(r["message"]) or "ORDER BY" in r["message"], r)
+                continue
+            if mode == "ledger" and eps is not None:
+                test.assertEqual([c[0] for c in r["charges"]], [fn], r)
+                test.assertAlmostEqual(r["charges"][0][1] / eps, 1.0, 5, r)
+            if two_levels:
+                test.assertEqual(len(r["rows"][0][0].strip("{}").split(",")), 2, r)
+    return check
 
 
 def grouping_cases():
@@ -590,7 +626,7 @@ def search_path_cases():
     for role, sh in (("analyst", budget_shadow[:1]), ("analyst", budget_shadow), ("viewer", budget_shadow[:1])):
         stmt = "SELECT private_count(0.5) FROM t" if role == "analyst" else "SELECT ward_count('a', 0.5)"
         out.append(Case("ledger_shadow", [stmt] * 3, role=role, pre=sh, txn=False, cleanup=True, budget=(1.0, 0.0),
-                        expect="either", item=3, check=one_charge_then_refused))
+                        expect="either", item=3, check=one_charge_then_refused, tol=COUNT))
     return out
 
 
@@ -664,7 +700,7 @@ def merge_cases():
 def attach_cases():
     # issue 26 finding 7: a ledger attached while a statement runs charges its later releases, or stops them
     out = []
-    attach = "PERFORM dblink_exec('dbname=' || current_database() || ' host=' || current_setting(" \
+    attach = "PERFORM dblink_exec('user=postgres dbname=' || current_database() || ' host=' || current_setting(" \
              "'unix_socket_directories'), 'SELECT dp_ledger_attach(1.0)');"
     out.append(Case("attach", ["DO $$ BEGIN PERFORM private_count(0.5) FROM t; %s "
                                "FOR i IN 1..3 LOOP PERFORM private_count(0.5) FROM t; END LOOP; END $$" % attach],
@@ -672,7 +708,7 @@ def attach_cases():
     out.append(Case("attach", ["BEGIN", "DECLARE c CURSOR FOR SELECT ward, private_count(0.5) FROM t GROUP BY ward "
                                "ORDER BY 1", "FETCH 1 FROM c", "FETCH ALL FROM c", "COMMIT"],
                     admin_between=[(3, "SELECT dp.dp_ledger_attach(1.0)")], role="analyst", budget=None, txn=False,
-                    expect="either", item=5, check=attach_charged, fresh=True))
+                    expect="either", item=5, check=attach_charged, fresh=True, tol=COUNT))
     return out
 
 
@@ -773,6 +809,8 @@ class Runner:
                 before = self.reads(conn)
             between = dict(case.admin_between)
             for i, s in enumerate(case.stmts):
+                if case.txn and i > 0:
+                    before = self.reads(conn)  # the refused statement's own reads
                 got = self.step(conn, db, s, between.get(i))
                 if got[0] == "error":
                     res.update(outcome="error", sqlstate=got[1], message=got[2])
