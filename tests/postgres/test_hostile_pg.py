@@ -66,6 +66,7 @@ its cost text and quoted memory in its message.
 """
 import ctypes
 import ctypes.util
+import inspect
 import math
 import os
 import re
@@ -989,9 +990,11 @@ RUNNER = None
 def setUpModule():
     global SERVER, RUNNER, CASES
     CASES = all_cases()
-    # the state key as test_postgres.py's keyed() sets it (item 7 moves it to a file: follow it there)
-    SERVER = Server(MODULE_DIR, ["shared_preload_libraries = 'optdp_pg'", "optdp.state_key = '%s'" % STATE_KEY,
-                                 "track_counts = on"])
+    settings = ["shared_preload_libraries = 'optdp_pg'", "track_counts = on"]
+    if "state_key" in inspect.signature(Server.__init__).parameters:
+        SERVER = Server(MODULE_DIR, settings, state_key=STATE_KEY)  # item 7: the key in a file pgserver writes
+    else:
+        SERVER = Server(MODULE_DIR, settings + ["optdp.state_key = '%s'" % STATE_KEY])
     SERVER.__enter__()
     try:
         SERVER.psql("CREATE DATABASE d")
