@@ -801,7 +801,26 @@ def groups_cases():
                  item=9, charges=1)]
 
 
-FAMILIES = [param_cases, window_cases, filter_cases, order_distinct_cases, grouping_cases, parallel_cases,
+def storage_cases():
+    """Releases kept in views, tables and dynamic SQL."""
+    return [
+        Case("stored", ["CREATE TEMP VIEW v AS SELECT private_count(0.5) c FROM t", "SELECT a.c, b.c FROM v a, v b"],
+             expect="allowed", tol=COUNT, charges=2),
+        Case("stored", ["CREATE TEMP TABLE r AS SELECT ward, staircase_sum(x, 1.0, 0, 10) s FROM t GROUP BY ward",
+                        "SELECT ward, s FROM r ORDER BY 1"], expect="allowed", tol=SUM, charges=4),
+        Case("stored", ["CREATE TEMP TABLE r(c int8)", "INSERT INTO r SELECT private_count(0.5) FROM t RETURNING c"],
+             expect="allowed", tol=COUNT, charges=1),
+        Case("stored", ["DO $$ DECLARE n int8; BEGIN EXECUTE 'SELECT private_count($1) FROM t' INTO n USING 0.5; "
+                        "RAISE NOTICE 'released'; END $$"], expect="allowed", charges=1),
+        Case("stored", ["DO $$ DECLARE n int8; BEGIN EXECUTE format('SELECT private_count(%s) FROM t', "
+                        "current_setting('my.v')) INTO n; END $$"], pre=["SET my.v = '0.5'"], expect="allowed",
+             charges=1),
+        Case("stored", ["DO $$ DECLARE n int8; BEGIN EXECUTE 'SELECT private_count(current_setting(''my.v'')::float8) "
+                        "FROM t' INTO n; END $$"], pre=["SET my.v = '0.5'"], expect="refused", item=1),
+    ]
+
+
+FAMILIES = [storage_cases, param_cases, window_cases, filter_cases, order_distinct_cases, grouping_cases, parallel_cases,
             lateral_cte_union_cases, explain_copy_cases, cursor_savepoint_cases, prepared_cases, secdef_cases,
             search_path_cases, setting_cases, numeric_cases, merge_cases, attach_cases, timeout_cases, groups_cases]
 
