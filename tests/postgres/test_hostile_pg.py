@@ -54,7 +54,8 @@ operators and tables shadowed in public and pg_temp; the ledger's tables
 shadowed), optdp.ledger_conninfo read by other roles, a numeric 1e400 row, a
 ledger attached during a statement, a shipped state merged twice,
 private_groups through a SECURITY DEFINER function, statement_timeout and
-pg_cancel_backend, and (StateKeyLog) the state key in the server log.
+pg_cancel_backend, releases kept in views, tables and dynamic SQL, and
+(StateKeyLog) the state key in the server log.
 
 Found here beyond the issue's list (order_by_keys, item 1): the aggregate's
 ORDER BY keys were read as its parameters (main takes the last arguments of
