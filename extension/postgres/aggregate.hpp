@@ -311,16 +311,18 @@ void refuse_state(const char* merge, Message&& message) {
 
 // ---- authenticated shipped states (states.cpp) ---------------------------------
 //
-// A shipped state is its bytes followed by a MAC (HMAC-SHA-512-256) keyed by
-// optdp.state_key over its kind, its format version and its bytes; a merge
-// verifies the tag before it reads anything else of the state.
+// A shipped state is its bytes, a random nonce and a MAC (HMAC-SHA-512-256)
+// keyed by the key in optdp.state_key_file's file over its kind, its format
+// version, its bytes and the nonce; a merge verifies the tag before it reads
+// anything else of the state, and a transaction opens each nonce once
+// (states.cpp).
 
 constexpr std::size_t kStateTagBytes = 32;
 
-// Defines optdp.state_key (from _PG_init).
+// Defines optdp.state_key_file (from _PG_init).
 void define_state_key();
 // Raises unless this backend can seal and verify states: optdp preloaded and
-// optdp.state_key set to 64 hexadecimal digits. PostgreSQL side.
+// a valid key in the file optdp.state_key_file names. PostgreSQL side.
 void check_state_key(const char* function);
 // A new bytea: state's bytes followed by their tag for kind. PostgreSQL side.
 bytea* seal_state(const char* function, Shipped kind, bytea* state);
