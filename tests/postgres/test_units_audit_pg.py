@@ -36,8 +36,9 @@ realise.
     moves oncology's count by 10 under noise sized for 1, about 5 for
     add/remove. The audit must find more than the charged epsilon 1.
 
-Sample sizes: 3,000 releases per side and a pilot of 600 (the mis-declared
-pair 1,000 and 300); OPTDP_AUDIT_LONG=1 (as the SQLite suite's long audit)
+Sample sizes: 6,000 releases per side and a pilot of 1,000 (the mis-declared
+pair 1,000 and 300; at 6,000 the bound for the true 0.5 is about 0.35,
+well clear of the quarter claim); OPTDP_AUDIT_LONG=1 (as the SQLite suite's long audit)
 runs 50,000 and 10,000 for every pair. No wall-clock time is asserted.
 
 ReferencePostgresBlocks runs every ```postgresql block of sql/reference.md
@@ -59,7 +60,7 @@ MODULE_DIR = TOOL = SOURCE = None
 SERVER = None
 
 LONG = os.environ.get("OPTDP_AUDIT_LONG", "0") not in ("", "0")
-N_MAIN, N_PILOT = (50000, 10000) if LONG else (3000, 600)
+N_MAIN, N_PILOT = (50000, 10000) if LONG else (6000, 1000)
 # the mis-declared pair's effect (about 5 against a claim of 1) shows at far fewer releases
 N_MAIN_MIS, N_PILOT_MIS = (50000, 10000) if LONG else (1000, 300)
 
@@ -165,9 +166,9 @@ class UnitAudit(unittest.TestCase):
     def test_the_neighbours_differ_by_one_bounded_unit(self):
         # what the audit's premise rests on: P is one unit, bounded to one row
         self.assertEqual(exact_count("unit1", JOIN) - exact_count("unit0", JOIN), 1)
-        # and the releases are centred there (the noise is symmetric; means
-        # of 3,000 draws of scale about 2 are within 0.3 of the count but with
-        # probability below 1e-6)
+        # and the releases are centred there (the noise is symmetric, with a
+        # standard deviation of 2.8 at alpha = e^-0.5: a mean of 6,000 draws
+        # is 0.3 from the count with probability below 1e-15)
         main = self.result[2]
         for side, db in zip(main, ("unit1", "unit0")):
             self.assertLess(abs(sum(side) / len(side) - exact_count(db, JOIN)), 0.3, db)
