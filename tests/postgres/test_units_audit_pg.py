@@ -41,7 +41,9 @@ pair 1,000 and 300; at 6,000 the bound for the true 0.5 is about 0.35,
 well clear of the quarter claim); OPTDP_AUDIT_LONG=1 (as the SQLite suite's long audit)
 runs 50,000 and 10,000 for every pair. No wall-clock time is asserted.
 
-ReferencePostgresBlocks runs every ```postgresql block of sql/reference.md
+DefinerStatistics shows what the statistics views tell an analyst who calls
+a SECURITY DEFINER wrapper of private_groups, with and without SET
+track_counts = off (docs/scale.md). ReferencePostgresBlocks runs every ```postgresql block of sql/reference.md
 (the declarations of units on PostgreSQL), in order and in one session, on
 a database with the sample tables, as test_functions.py runs the README's.
 """
@@ -194,6 +196,34 @@ class MisdeclaredUnitAudit(unittest.TestCase):
         eps_lb, summary, _ = audit(("munit1", "munit0"), JOIN_BY_VISIT, N_MAIN_MIS, N_PILOT_MIS)
         print("\n[audit] self-check, visits declared by id: %s | %s" % (JOIN_BY_VISIT, summary), file=sys.stderr)
         self.assertGreater(eps_lb, EPSILON, "the mis-declared unit was not caught: " + summary)
+
+
+class DefinerStatistics(unittest.TestCase):
+    """docs/scale.md's analyst deployment: the statistics views count what a
+    SECURITY DEFINER wrapper of private_groups reads in the analyst's backend
+    (patient P's presence, through the primary key), unless the function
+    has SET track_counts = off, which needs a superuser as its owner."""
+
+    WRAP = ("CREATE FUNCTION %s(rows_query text) RETURNS TABLE (key text, count int8) LANGUAGE plpgsql "
+            "SECURITY DEFINER SET search_path = public, pg_temp %s AS $$ BEGIN RETURN QUERY SELECT g.key, g.count "
+            "FROM private_groups(rows_query, 1.0, NULL, 'SELECT ward FROM wards') g; END $$; "
+            "REVOKE ALL ON FUNCTION %s(text) FROM PUBLIC; GRANT EXECUTE ON FUNCTION %s(text) TO analyst;")
+
+    def fetched(self, db, fn):
+        out = psql("SET ROLE analyst; BEGIN; SELECT count(*) FROM %s('SELECT id, ward FROM patients WHERE id = %d "
+                   "ORDER BY 1'); SELECT coalesce(idx_tup_fetch, 0) + seq_tup_read FROM pg_stat_xact_user_tables "
+                   "WHERE relname = 'patients'; COMMIT;" % (fn, P), db)
+        self.assertEqual(out[0], ["5"])
+        return int(out[1][0])
+
+    def test_track_counts_off_hides_what_the_wrapper_read(self):
+        for db in ("unit1", "unit0"):
+            psql("DO $$ BEGIN CREATE ROLE analyst NOLOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$; "
+                 "GRANT SELECT ON wards TO analyst; " + self.WRAP % ("counted", "", "counted", "counted") +
+                 self.WRAP % ("uncounted", "SET track_counts = off", "uncounted", "uncounted"), db)
+        # owned by the superuser that created them; the analyst cannot read patients
+        self.assertEqual([self.fetched(db, "counted") for db in ("unit1", "unit0")], [1, 0])
+        self.assertEqual([self.fetched(db, "uncounted") for db in ("unit1", "unit0")], [0, 0])
 
 
 def load_sample_database(db):
