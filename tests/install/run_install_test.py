@@ -189,8 +189,9 @@ def dynamic_symbols(lib):
 TWO_COPIES = r"""
 import sqlite3, sys
 out = []
-for path in sys.argv[1:3]:
-    c = sqlite3.connect(":memory:")
+for i, path in enumerate(sys.argv[1:3]):
+    # a file: private_groups reads it on optdp's own connection
+    c = sqlite3.connect(f"{sys.argv[3]}/db{i}.sqlite")
     c.enable_load_extension(True)
     c.load_extension(path)
     c.enable_load_extension(False)
@@ -226,7 +227,7 @@ def test_symbols(args, tmp):
         shutil.copy2(args.module, c)
     log = tmp / "ld-bindings"
     env = dict(os.environ, LD_DEBUG="bindings", LD_DEBUG_OUTPUT=str(log))
-    out = run([args.python, "-c", TWO_COPIES] + [str(c) for c in copies], env=env)
+    out = run([args.python, "-c", TWO_COPIES] + [str(c) for c in copies] + [str(tmp)], env=env)
     expect(out.strip() == "ok", "two copies of optdp.so, one per connection, run private_groups")
     lines = [l for f in tmp.glob("ld-bindings*") for l in f.read_text(errors="replace").splitlines()]
     expect(any("binding file" in l for l in lines), f"LD_DEBUG=bindings reported {len(lines)} lines")
