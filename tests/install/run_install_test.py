@@ -243,10 +243,13 @@ def test_packages(args, tmp):
     import pgserver  # tests/postgres (added to sys.path in main)
     # A copy of the tree: dpkg-buildpackage writes into debian/ and its parent.
     src = tmp / "src"
-    shutil.copytree(args.source, src, symlinks=True,
-                    ignore=lambda d, names: [n for n in names if Path(d) == Path(args.source) and
-                                             (n.startswith("build") or n.startswith("obj-") or n == ".git")]
-                    + [n for n in names if n == "__pycache__"])
+    # Not copied: .git, build directories (build*, or any holding a
+    # CMakeCache.txt: this test's own directory is inside one), dh's obj-*.
+    def ignore(d, names):
+        top = Path(d) == Path(args.source)
+        return [n for n in names if n == "__pycache__" or (Path(d) / n / "CMakeCache.txt").exists()
+                or (top and (n.startswith("build") or n.startswith("obj-") or n == ".git"))]
+    shutil.copytree(args.source, src, symlinks=True, ignore=ignore)
     env = dict(os.environ, DEB_BUILD_OPTIONS=f"nocheck noautodbgsym parallel={args.jobs}")
     run(["dpkg-buildpackage", "-us", "-uc", "-b"], cwd=src, env=env)
     arch = run(["dpkg", "--print-architecture"]).strip()
