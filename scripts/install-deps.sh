@@ -11,7 +11,8 @@ module=(build-essential cmake pkg-config sqlite3 libsqlite3-dev libsodium-dev li
 pkgs=("${module[@]}"
       postgresql-15 postgresql-server-dev-15 postgresql-contrib  # extension/postgres and its tests
       libgtest-dev libbenchmark-dev python3 clang libclang-rt-14-dev python3-matplotlib
-      python3-pip python3-setuptools python3-wheel python3-venv)  # the last four: tests/install (pip, offline)
+      python3-pip python3-setuptools python3-wheel python3-venv  # these four: tests/install (pip, offline)
+      debhelper)  # the Debian packages (debian/, dh) and their test, install.packages
 case "${1:-all}" in
   all) ;;
   module) pkgs=("${module[@]}") ;;

@@ -652,7 +652,7 @@ Datum optdp_quantile_rank_error(PG_FUNCTION_ARGS) {
     const double lower = number(c.arg[1], "lower"), upper = number(c.arg[2], "upper");
     const double confidence = confidence_of(c.arg[3]);
     const optdp::QuantileGrid grid(lower, upper);
-    r = optdp::quantile_rank_error(eps, grid.candidates() + 1, confidence);
+    r = optdp::quantile_rank_error(eps, grid.candidates(), confidence);
   });
   PG_RETURN_FLOAT8(r);
 }

@@ -114,7 +114,7 @@ void quantile_rank_error_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv
     const double lower = number_arg(argv[1], "lower"), upper = number_arg(argv[2], "upper");
     const double confidence = confidence_arg(argv[3]);
     const QuantileGrid grid(lower, upper);
-    sqlite3_result_double(ctx, quantile_rank_error(eps, grid.candidates() + 1, confidence));
+    sqlite3_result_double(ctx, quantile_rank_error(eps, grid.candidates(), confidence));
   });
 }
 

@@ -11,6 +11,15 @@
   python: pip-installs python/ (offline, --no-build-isolation, bundling the
           given optdp.so) into a fresh venv (--system-site-packages) and uses
           it there: optdp.load(con), private_count, dp_version.
+  symbols: the dynamic symbols optdp.so and optdp_pg.so export are exactly
+          the entry points (cmake/optdp.map, cmake/optdp_pg.map), and two
+          copies of optdp.so in one process do not bind to each other.
+  packages: builds the Debian packages (debian/, dpkg-buildpackage -b) in a
+          copy of the tree, checks their contents, extracts them into a
+          throw-away root and releases a value through each: the module in
+          the sqlite3 shell (`.load optdp`, found by name on the library
+          path), the extension in a throw-away PostgreSQL server
+          (tests/postgres/pgserver.py) with CREATE EXTENSION optdp.
 
 Everything happens in a temporary directory, removed unless the test fails
 (or --keep). Exits non-zero with the failing step's output.
@@ -161,6 +170,158 @@ def test_postgres(args, tmp):
     expect(not any(prefix.rglob("optdp_pg.so")), "a plain cmake --install leaves optdp_pg.so out")
 
 
+def dynamic_symbols(lib):
+    out = run(["nm", "-D", "--defined-only", lib])
+    return {line.split()[-1] for line in out.splitlines() if line.strip()}
+
+
+# Two connections of one process, each loading its own copy of optdp.so, run
+# private_groups. SQLite dlopens a module RTLD_NOW | RTLD_GLOBAL: every symbol
+# the first copy exports joins the process's global scope, which the dynamic
+# linker searches before the second copy's own definitions. Each exported
+# symbol the second copy uses (its core's functions, called through the PLT,
+# and the C++ runtime's instantiations and their static data) therefore binds
+# to the first copy's. With two different builds that is the crash of issue
+# 30: one build's code on the other's data. With two copies of one build the
+# same bindings happen, but silently, since the code is the same: so the
+# dynamic linker reports them (LD_DEBUG=bindings) and any binding from one
+# copy to the other fails the test.
+TWO_COPIES = r"""
+import sqlite3, sys
+out = []
+for i, path in enumerate(sys.argv[1:3]):
+    # a file: private_groups reads it on optdp's own connection
+    c = sqlite3.connect(f"{sys.argv[3]}/db{i}.sqlite")
+    c.enable_load_extension(True)
+    c.load_extension(path)
+    c.enable_load_extension(False)
+    c.executescript("create table visits(patient_id integer, ward text);"
+                    "insert into visits values (1, 'a'), (1, 'b'), (2, 'a'), (3, 'b'), (4, 'a');"
+                    "create table wards(ward text); insert into wards values ('a'), ('b');")
+    rows = c.execute("select key, count from private_groups('SELECT patient_id, ward FROM visits ORDER BY 1', "
+                     "1.0, 'max_groups=2', 'SELECT ward FROM wards')").fetchall()
+    assert sorted(r[0] for r in rows) == ["a", "b"], rows
+    assert all(isinstance(r[1], int) for r in rows), rows
+    out.append(c)
+print("ok")
+"""
+
+
+def test_symbols(args, tmp):
+    got = dynamic_symbols(args.module)
+    want = {"sqlite3_optdp_init", "optdp_analyst_mode", "optdp_analyst_refusal"}
+    expect(got == want, f"optdp.so exports only {sorted(want)} (extra: {sorted(got - want)[:20]}"
+                        f"{' ...' if len(got - want) > 20 else ''}, missing: {sorted(want - got)})")
+    if args.pg_module:
+        script = Path(args.pg_module).parent / "optdp--0.1.sql"
+        functions = set(re.findall(r"'MODULE_PATHNAME'\s*,\s*'(\w+)'", script.read_text()))
+        expect(len(functions) > 50, f"the extension's script names {len(functions)} C functions")
+        want = {"Pg_magic_func", "_PG_init"} | functions | {"pg_finfo_" + f for f in functions}
+        got = dynamic_symbols(args.pg_module)
+        expect(got == want, f"optdp_pg.so exports only Pg_magic_func, _PG_init and the script's functions with their "
+                            f"pg_finfo_ records (extra: {sorted(got - want)[:20]}, missing: {sorted(want - got)[:20]})")
+    # The same module under two paths: the dynamic linker loads it twice.
+    copies = [tmp / "a" / "optdp.so", tmp / "b" / "optdp.so"]
+    for c in copies:
+        c.parent.mkdir()
+        shutil.copy2(args.module, c)
+    log = tmp / "ld-bindings"
+    env = dict(os.environ, LD_DEBUG="bindings", LD_DEBUG_OUTPUT=str(log))
+    out = run([args.python, "-c", TWO_COPIES] + [str(c) for c in copies] + [str(tmp)], env=env)
+    expect(out.strip() == "ok", "two copies of optdp.so, one per connection, run private_groups")
+    lines = [l for f in tmp.glob("ld-bindings*") for l in f.read_text(errors="replace").splitlines()]
+    expect(any("binding file" in l for l in lines), f"LD_DEBUG=bindings reported {len(lines)} lines")
+    across = []
+    for l in lines:
+        m = re.search(r"binding file (\S+) \[\d+\] to (\S+) \[\d+\]: \S+ symbol `([^']+)'", l)
+        if m and m.group(1) != m.group(2) and {m.group(1), m.group(2)} == {str(c) for c in copies}:
+            across.append(f"{m.group(1)} -> {m.group(2)}: {m.group(3)}")
+    expect(not across, f"no symbol of one copy binds to the other ({len(across)} do: {across[:10]})")
+
+
+def test_packages(args, tmp):
+    import pgserver  # tests/postgres (added to sys.path in main)
+    # A copy of the tree: dpkg-buildpackage writes into debian/ and its parent.
+    src = tmp / "src"
+    # Not copied: .git, build directories (build*, or any holding a
+    # CMakeCache.txt: this test's own directory is inside one), dh's obj-*.
+    def ignore(d, names):
+        top = Path(d) == Path(args.source)
+        return [n for n in names if n == "__pycache__" or (Path(d) / n / "CMakeCache.txt").exists()
+                or (top and (n.startswith("build") or n.startswith("obj-") or n == ".git"))]
+    shutil.copytree(args.source, src, symlinks=True, ignore=ignore)
+    env = dict(os.environ, DEB_BUILD_OPTIONS=f"nocheck noautodbgsym parallel={args.jobs}")
+    run(["dpkg-buildpackage", "-us", "-uc", "-b"], cwd=src, env=env)
+    arch = run(["dpkg", "--print-architecture"]).strip()
+    multiarch = run(["dpkg-architecture", "-qDEB_HOST_MULTIARCH"]).strip()
+    version = args.version
+    want = {
+        "libsqlite3-mod-optdp": {f"usr/lib/{multiarch}/optdp.so"},
+        "libsqlite3-mod-optdp-dev": {"usr/include/optdp/optdp.h", f"usr/lib/{multiarch}/liboptdp_static.a",
+                                     f"usr/lib/{multiarch}/liboptdp_core.a",
+                                     f"usr/lib/{multiarch}/cmake/optdp/optdpConfig.cmake",
+                                     f"usr/lib/{multiarch}/cmake/optdp/optdpConfigVersion.cmake",
+                                     f"usr/lib/{multiarch}/cmake/optdp/optdpTargets.cmake"},
+        "postgresql-15-optdp": {"usr/lib/postgresql/15/lib/optdp_pg.so",
+                                "usr/share/postgresql/15/extension/optdp.control",
+                                "usr/share/postgresql/15/extension/optdp--0.1.sql"},
+    }
+    root = tmp / "root"
+    for pkg, files in want.items():
+        deb = tmp / f"{pkg}_{version}_{arch}.deb"
+        expect(deb.is_file(), f"built {deb.name} ({deb.stat().st_size if deb.exists() else 0} bytes)")
+        listing = run(["dpkg-deb", "-c", deb])
+        got = {line.split()[-1].removeprefix("./") for line in listing.splitlines() if line.startswith("-")}
+        got = {f for f in got if not f.startswith(f"usr/share/doc/{pkg}/")}
+        if pkg == "libsqlite3-mod-optdp-dev":  # the exported targets' per-configuration file
+            got = {f for f in got if not re.fullmatch(rf"usr/lib/{multiarch}/cmake/optdp/optdpTargets-\w+\.cmake", f)}
+        expect(got == files, f"{pkg} holds {sorted(files)} (and its docs); has {sorted(got)}")
+        depends = run(["dpkg-deb", "-f", deb, "Depends"])
+        if pkg != "libsqlite3-mod-optdp-dev":
+            expect("libsodium" in depends, f"{pkg} depends on the libraries it links ({depends.strip()})")
+        if pkg == "postgresql-15-optdp":
+            expect(re.search(r"\bpostgresql-15\b", depends) is not None, f"{pkg} depends on postgresql-15")
+        run(["dpkg-deb", "-x", deb, root])
+
+    # The module by its bare name, as after `apt install`: the shell's .load
+    # passes "optdp" to dlopen, then "optdp.so"; without a slash dlopen
+    # searches the library path, which is /usr/lib/<multiarch> on the system
+    # and here the extracted root's (LD_LIBRARY_PATH).
+    libdir = root / "usr" / "lib" / multiarch
+    env = dict(os.environ, LD_LIBRARY_PATH=str(libdir))
+    out = run([args.shell, ":memory:", ".load optdp", "select dp_version()",
+               "create table t(x); insert into t values (1), (2), (3);",
+               "select private_count(0.5) from t"], env=env, cwd=tmp).split()
+    expect(len(out) == 2 and out[0] == version and is_integer(out[1]),
+           f"sqlite3: .load optdp from the package, dp_version() {version}, private_count(0.5) an integer ({out})")
+
+    # The -dev package: the consumer project against the extracted CMake package.
+    build = tmp / "consumer-build"
+    run([args.cmake, "-S", HERE / "consumer", "-B", build, f"-DCMAKE_PREFIX_PATH={root / 'usr'}",
+         "-DCMAKE_BUILD_TYPE=RelWithDebInfo"])
+    run([args.cmake, "--build", build])
+    out = run([build / "optdp_consumer"]).split()
+    expect(len(out) == 2 and out[0] == version and is_integer(out[1]),
+           f"a find_package(optdp) consumer of the -dev package prints {version} and a count ({out})")
+
+    # The PostgreSQL extension: a throw-away server whose extension files are
+    # the package's (pgserver copies optdp_pg.so, optdp.control and the script
+    # from one directory into its relocated tree).
+    stage = tmp / "pg"
+    stage.mkdir()
+    for f in ["usr/lib/postgresql/15/lib/optdp_pg.so", "usr/share/postgresql/15/extension/optdp.control",
+              "usr/share/postgresql/15/extension/optdp--0.1.sql"]:
+        shutil.copy2(root / f, stage / Path(f).name)
+    with pgserver.Server(str(stage)) as server:
+        rows = server.psql("CREATE EXTENSION optdp; CREATE TABLE t(x int); INSERT INTO t VALUES (1), (2), (3);"
+                           "SELECT dp_version(); SELECT private_count(0.5) FROM t;")
+    expect(len(rows) == 2 and rows[0] == [version] and is_integer(rows[1][0]),
+           f"PostgreSQL: CREATE EXTENSION optdp from the package, dp_version() {version}, private_count(0.5) ({rows})")
+    for pkg in want:
+        deb = tmp / f"{pkg}_{version}_{arch}.deb"
+        print(f"size: {deb.name} {deb.stat().st_size} bytes", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="what", required=True)
@@ -181,9 +342,18 @@ def main():
     g.add_argument("--build", required=True, help="the build directory to install")
     g.add_argument("--pg-config", required=True)
     g.add_argument("--version", default=None)
-    for q in (c, p):
+    y = sub.add_parser("symbols")
+    y.add_argument("--module", required=True, help="optdp.so")
+    y.add_argument("--pg-module", default=None, help="optdp_pg.so (its script beside it)")
+    y.add_argument("--python", required=True, help="Debian's python3 (its sqlite3 loads extensions)")
+    k = sub.add_parser("packages")
+    k.add_argument("--source", required=True, help="the source tree (copied)")
+    k.add_argument("--cmake", required=True)
+    k.add_argument("--shell", required=True, help="the sqlite3 shell")
+    k.add_argument("--jobs", default=str(os.cpu_count() or 1), help="parallel jobs of the package build")
+    for q in (c, p, k):
         q.add_argument("--version", required=True, help="the expected dp_version()")
-    for q in (c, p, g):
+    for q in (c, p, g, y, k):
         q.add_argument("--workdir", default=None, help="where the temporary directory goes")
         q.add_argument("--keep", action="store_true", help="keep the temporary directory")
     args = ap.parse_args()
@@ -191,7 +361,11 @@ def main():
         Path(args.workdir).mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f"optdp-install-{args.what}-", dir=args.workdir))
     try:
-        {"cmake": test_cmake, "python": test_python, "postgres": test_postgres}[args.what](args, tmp)
+        if args.what == "packages":
+            os.environ.setdefault("OPTDP_PG_CONFIG", "/usr/lib/postgresql/15/bin/pg_config")
+            sys.path.insert(0, str(HERE.parent / "postgres"))
+        {"cmake": test_cmake, "python": test_python, "postgres": test_postgres, "symbols": test_symbols,
+         "packages": test_packages}[args.what](args, tmp)
     except Failure as e:
         print(f"FAILED: {e}\n(kept {tmp})", file=sys.stderr)
         return 1
