@@ -106,15 +106,20 @@ class Server:
         for d in (my_bin, my_lib, os.path.join(my_share, "extension")):
             os.makedirs(d)
         shutil.copy2(os.path.join(bindir, "postgres"), os.path.join(my_bin, "postgres"))
+        # An installed optdp (a package, cmake --install) is not linked: the
+        # copies below would otherwise write through the links into the
+        # system's directories.
         for name in os.listdir(libdir):
-            os.symlink(os.path.join(libdir, name), os.path.join(my_lib, name))
+            if not name.startswith("optdp"):
+                os.symlink(os.path.join(libdir, name), os.path.join(my_lib, name))
         shutil.copy2(os.path.join(self.module_dir, "optdp_pg.so"), os.path.join(my_lib, "optdp_pg.so"))
         for name in os.listdir(sharedir):
             if name != "extension":
                 os.symlink(os.path.join(sharedir, name), os.path.join(my_share, name))
         ext = os.path.join(sharedir, "extension")
         for name in os.listdir(ext):
-            os.symlink(os.path.join(ext, name), os.path.join(my_share, "extension", name))
+            if not name.startswith("optdp"):
+                os.symlink(os.path.join(ext, name), os.path.join(my_share, "extension", name))
         for name in os.listdir(self.module_dir):
             if name.startswith("optdp") and (name.endswith(".control") or name.endswith(".sql")):
                 shutil.copy2(os.path.join(self.module_dir, name), os.path.join(my_share, "extension", name))
