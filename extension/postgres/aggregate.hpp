@@ -128,9 +128,11 @@ std::string text_param(const CallParams& p, int i, const char* name, const char*
 double alpha_param(const CallParams& p, int i);
 // The function name for messages: the aggregate's own name.
 const char* agg_name(FunctionCallInfo fcinfo, const char* fallback);
-// The refusal of ORDER BY or DISTINCT inside an optdp aggregate's call (its
-// sort keys would sit among its arguments), raised before the scan by the
-// executor hook (release.cpp) and again by read_call (PostgreSQL side).
+// The refusals of a call's shape, raised before the scan by the executor hook
+// (release.cpp) and again by read_call (PostgreSQL side): an optdp aggregate
+// used as a window function (every row would be a release), and ORDER BY or
+// DISTINCT inside its call (its sort keys would sit among its arguments).
+[[noreturn]] void refuse_window_use();
 [[noreturn]] void refuse_sorted_call(const char* function);
 
 // ---- bytea states --------------------------------------------------------------

@@ -108,9 +108,7 @@ Expr* statement_constant(Expr* e) {
 // partial Aggref, which keeps the call's arguments.
 Aggref* call_aggref(FunctionCallInfo fcinfo, const char* function) {
   Aggref* a = AggGetAggref(fcinfo);
-  if (a == nullptr && AggCheckCallContext(fcinfo, nullptr) == AGG_CONTEXT_WINDOW)
-    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                    errmsg("optdp: its aggregates cannot be used as window functions (every row would be a release)")));
+  if (a == nullptr && AggCheckCallContext(fcinfo, nullptr) == AGG_CONTEXT_WINDOW) refuse_window_use();
   if (a == nullptr)
     ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg("%s: must be called as an aggregate", function)));
   if (!DO_AGGSPLIT_COMBINE(a->aggsplit)) return a;
@@ -131,6 +129,12 @@ Aggref* call_aggref(FunctionCallInfo fcinfo, const char* function) {
   ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                   errmsg("%s: cannot find the call's parameters in this plan", function)));
   return nullptr;
+}
+
+[[noreturn]] void refuse_window_use() {
+  ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                  errmsg("optdp: its aggregates cannot be used as window functions (every row would be a release)")));
+  pg_unreachable();
 }
 
 [[noreturn]] void refuse_sorted_call(const char* function) {

@@ -20,6 +20,7 @@ extern "C" {
 #include "access/parallel.h"
 #include "access/transam.h"
 #include "access/xact.h"
+#include "catalog/pg_aggregate.h"
 #include "executor/executor.h"
 #include "executor/nodeAgg.h"
 #include "nodes/execnodes.h"
@@ -29,6 +30,7 @@ extern "C" {
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/syscache.h"
 }
 
 extern "C" {
@@ -214,14 +216,33 @@ bool in_this_module(PGFunction fn) {
   return dladdr(reinterpret_cast<void*>(fn), &there) != 0 && there.dli_fbase == here.dli_fbase;
 }
 
+// Whether the aggregate aggfnoid is optdp's, from the catalogue: its
+// transition function is in this module.
+bool optdp_aggregate(Oid aggfnoid) {
+  HeapTuple tuple = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(aggfnoid));
+  if (!HeapTupleIsValid(tuple)) return false;
+  const Oid transfn = reinterpret_cast<Form_pg_aggregate>(GETSTRUCT(tuple))->aggtransfn;
+  ReleaseSysCache(tuple);
+  FmgrInfo flinfo;
+  fmgr_info(transfn, &flinfo);
+  return in_this_module(flinfo.fn_addr);
+}
+
 // The shapes of call that optdp refuses, found in the plan before the scan
 // (and before any charge of the statement), so that such a statement reads
-// no row: ORDER BY or DISTINCT inside an optdp aggregate's call (an Agg
-// node's transitions, whose functions are resolved already). It depends on
-// the statement alone, never on the data.
+// no row: an optdp aggregate as a window function (a WindowAgg node's window
+// functions), and ORDER BY or DISTINCT inside an optdp aggregate's call (an
+// Agg node's transitions, whose functions are resolved already). Neither
+// depends on the data, only on the statement.
 bool refuse_walker(PlanState* ps, void* context) {
   if (ps == nullptr) return false;
-  if (IsA(ps, AggState)) {
+  if (IsA(ps, WindowAggState)) {
+    ListCell* lc;
+    foreach (lc, reinterpret_cast<WindowAggState*>(ps)->funcs) {
+      const WindowFunc* wf = static_cast<WindowFuncExprState*>(lfirst(lc))->wfunc;
+      if (wf->winagg && optdp_aggregate(wf->winfnoid)) refuse_window_use();
+    }
+  } else if (IsA(ps, AggState)) {
     const AggState* as = reinterpret_cast<const AggState*>(ps);
     for (int i = 0; i < as->numtrans; ++i) {
       const AggStatePerTransData& t = as->pertrans[i];

@@ -422,9 +422,20 @@ class Parameters(unittest.TestCase):
         return out[-1][0]
 
     def test_no_window_use(self):
+        # refused before the scan: main read one row on both neighbours first (the
+        # window function's first transition), and a cursor's first FETCH too
+        msg = "optdp: its aggregates cannot be used as window functions (every row would be a release)"
         for form in FORMS:
-            self.assertEqual(SERVER.error_of("SELECT %s OVER (ORDER BY g) FROM t" % form),
-                             "optdp: its aggregates cannot be used as window functions (every row would be a release)")
+            for over in ("OVER (ORDER BY g)", "OVER ()"):
+                self.assertEqual(SERVER.error_of("SELECT %s %s FROM t" % (form, over)), msg)
+        for form in FORMS[:4] + ["private_count_state(0.5)"]:
+            for sql in ("SELECT %s OVER () FROM t" % form, "SELECT g, %s OVER (ORDER BY g) FROM t WHERE g < 0" % form,
+                        "SELECT * FROM (SELECT g, %s OVER () AS c FROM t) s WHERE g = 1" % form):
+                self.assertEqual(SERVER.error_of(sql), msg, sql)
+                self.assertEqual(self.rows_read(sql), "0", sql)
+            cursor = "DECLARE c CURSOR FOR SELECT g, %s OVER () FROM t; FETCH 1 FROM c" % form
+            self.assertEqual(SERVER.error_of("BEGIN; " + cursor), msg)
+            self.assertEqual(self.rows_read(cursor), "0", cursor)
 
     def test_no_order_by_or_distinct_inside_the_call(self):
         # Aggref->args holds an ORDER BY's keys after the call's arguments, and main
