@@ -115,8 +115,9 @@ Expr* statement_constant(Expr* e);
 // partial Aggref that keeps the call's arguments.
 Aggref* call_aggref(FunctionCallInfo fcinfo, const char* function);
 // Reads the parameters of the call: arguments first.. of the aggregate call
-// (first < 0: the last -first arguments). Row-dependent ones are marked, not
-// evaluated.
+// (first < 0: the last -first arguments), counting only the call's own
+// arguments (not the resjunk sort keys of an ORDER BY, which read_call
+// refuses). Row-dependent ones are marked, not evaluated.
 void read_call(FunctionCallInfo fcinfo, const char* function, int first, CallParams& out);
 // The checks of the parameters (C++: throw std::invalid_argument, call inside run_cpp).
 [[noreturn]] void not_constant(const char* name);
@@ -127,6 +128,12 @@ std::string text_param(const CallParams& p, int i, const char* name, const char*
 double alpha_param(const CallParams& p, int i);
 // The function name for messages: the aggregate's own name.
 const char* agg_name(FunctionCallInfo fcinfo, const char* fallback);
+// The refusals of a call's shape, raised before the scan by the executor hook
+// (release.cpp) and again by read_call (PostgreSQL side): an optdp aggregate
+// used as a window function (every row would be a release), and ORDER BY or
+// DISTINCT inside its call (its sort keys would sit among its arguments).
+[[noreturn]] void refuse_window_use();
+[[noreturn]] void refuse_sorted_call(const char* function);
 
 // ---- bytea states --------------------------------------------------------------
 

@@ -108,9 +108,7 @@ Expr* statement_constant(Expr* e) {
 // partial Aggref, which keeps the call's arguments.
 Aggref* call_aggref(FunctionCallInfo fcinfo, const char* function) {
   Aggref* a = AggGetAggref(fcinfo);
-  if (a == nullptr && AggCheckCallContext(fcinfo, nullptr) == AGG_CONTEXT_WINDOW)
-    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                    errmsg("optdp: its aggregates cannot be used as window functions (every row would be a release)")));
+  if (a == nullptr && AggCheckCallContext(fcinfo, nullptr) == AGG_CONTEXT_WINDOW) refuse_window_use();
   if (a == nullptr)
     ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg("%s: must be called as an aggregate", function)));
   if (!DO_AGGSPLIT_COMBINE(a->aggsplit)) return a;
@@ -133,11 +131,29 @@ Aggref* call_aggref(FunctionCallInfo fcinfo, const char* function) {
   return nullptr;
 }
 
+[[noreturn]] void refuse_window_use() {
+  ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                  errmsg("optdp: its aggregates cannot be used as window functions (every row would be a release)")));
+  pg_unreachable();
+}
+
+[[noreturn]] void refuse_sorted_call(const char* function) {
+  ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                  errmsg("%s: ORDER BY and DISTINCT inside the call are not supported (the order of the rows cannot "
+                         "change a release; for distinct values, aggregate over SELECT DISTINCT in a subquery)",
+                         function)));
+  pg_unreachable();
+}
+
 // Reads the parameters of the call: arguments first.. of the aggregate call
-// (first < 0: the last -first arguments). Row-dependent ones are marked, not
-// evaluated.
+// (first < 0: the last -first arguments). Only the call's own arguments count:
+// Aggref->args also holds the keys of an ORDER BY inside the call, as resjunk
+// entries after them, and a key must never be read as a parameter. Such calls
+// (and DISTINCT ones) are refused here as before the scan (release.cpp).
+// Row-dependent parameters are marked, not evaluated.
 void read_call(FunctionCallInfo fcinfo, const char* function, int first, CallParams& out) {
   Aggref* a = call_aggref(fcinfo, function);
+  if (a->aggorder != NIL || a->aggdistinct != NIL) refuse_sorted_call(agg_name(fcinfo, function));
   AggState* as = reinterpret_cast<AggState*>(fcinfo->context);
   // Only optdp's own aggregates hold the parameters where this reads them; a
   // support function called through another aggregate (Citus's
@@ -154,13 +170,19 @@ void read_call(FunctionCallInfo fcinfo, const char* function, int first, CallPar
   if (const std::size_t len = strlen(agg);
       len > 6 && (strcmp(agg + len - 6, "_state") == 0 || strcmp(agg + len - 6, "_merge") == 0))
     check_state_key(agg);
-  out.nargs = list_length(a->args);
+  out.nargs = 0;
+  for (ListCell* lc = list_head(a->args); lc != nullptr; lc = lnext(a->args, lc))
+    if (!static_cast<TargetEntry*>(lfirst(lc))->resjunk) ++out.nargs;
   out.first = first < 0 ? out.nargs + first : first;
   out.count = out.nargs - out.first;
   if (out.first < 0 || out.count > kMaxParams)
     ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR), errmsg("%s: unexpected number of arguments", function)));
   for (int i = 0; i < out.count; ++i) {
-    Expr* e = static_cast<TargetEntry*>(list_nth(a->args, out.first + i))->expr;
+    // the call's own arguments come first in Aggref->args, in order
+    TargetEntry* te = static_cast<TargetEntry*>(list_nth(a->args, out.first + i));
+    if (te->resjunk)
+      ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR), errmsg("%s: unexpected arguments of the call", function)));
+    Expr* e = te->expr;
     out.type[i] = exprType(reinterpret_cast<Node*>(e));
     out.isnull[i] = true;
     Expr* c = statement_constant(e);

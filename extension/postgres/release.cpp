@@ -1,6 +1,8 @@
 // optdp for PostgreSQL: admission and charge of the aggregate releases before
 // the first row is read, and the final functions' side of it (release.hpp
 // describes the sequence; docs/boundary.md what is decided when).
+#include <dlfcn.h>
+
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -18,6 +20,7 @@ extern "C" {
 #include "access/parallel.h"
 #include "access/transam.h"
 #include "access/xact.h"
+#include "catalog/pg_aggregate.h"
 #include "executor/executor.h"
 #include "executor/nodeAgg.h"
 #include "nodes/execnodes.h"
@@ -25,7 +28,9 @@ extern "C" {
 #include "nodes/plannodes.h"
 #include "storage/lwlock.h"
 #include "utils/guc.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/syscache.h"
 }
 
 extern "C" {
@@ -201,6 +206,56 @@ void admit_agg(AggState* as, EState* estate) {
   }
 }
 
+// Whether fn is a function of this module (optdp_pg.so): every optdp
+// aggregate's transition (and combine) function is, and no other aggregate's
+// is, except a user's own aggregate over optdp's support functions, which
+// read_call refuses anyway.
+bool in_this_module(PGFunction fn) {
+  Dl_info here, there;
+  if (fn == nullptr || dladdr(reinterpret_cast<void*>(&optdp_count_final), &here) == 0) return false;
+  return dladdr(reinterpret_cast<void*>(fn), &there) != 0 && there.dli_fbase == here.dli_fbase;
+}
+
+// Whether the aggregate aggfnoid is optdp's, from the catalogue: its
+// transition function is in this module.
+bool optdp_aggregate(Oid aggfnoid) {
+  HeapTuple tuple = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(aggfnoid));
+  if (!HeapTupleIsValid(tuple)) return false;
+  const Oid transfn = reinterpret_cast<Form_pg_aggregate>(GETSTRUCT(tuple))->aggtransfn;
+  ReleaseSysCache(tuple);
+  FmgrInfo flinfo;
+  fmgr_info(transfn, &flinfo);
+  return in_this_module(flinfo.fn_addr);
+}
+
+// The shapes of call that optdp refuses, found in the plan before the scan
+// (and before any charge of the statement), so that such a statement reads
+// no row: an optdp aggregate as a window function (a WindowAgg node's window
+// functions), and ORDER BY or DISTINCT inside an optdp aggregate's call (an
+// Agg node's transitions, whose functions are resolved already). Neither
+// depends on the data, only on the statement.
+bool refuse_walker(PlanState* ps, void* context) {
+  if (ps == nullptr) return false;
+  if (IsA(ps, WindowAggState)) {
+    ListCell* lc;
+    foreach (lc, reinterpret_cast<WindowAggState*>(ps)->funcs) {
+      const WindowFunc* wf = static_cast<WindowFuncExprState*>(lfirst(lc))->wfunc;
+      if (wf->winagg && optdp_aggregate(wf->winfnoid)) refuse_window_use();
+    }
+  } else if (IsA(ps, AggState)) {
+    const AggState* as = reinterpret_cast<const AggState*>(ps);
+    for (int i = 0; i < as->numtrans; ++i) {
+      const AggStatePerTransData& t = as->pertrans[i];
+      if ((t.aggref->aggorder != NIL || t.aggref->aggdistinct != NIL) && in_this_module(t.transfn.fn_addr)) {
+        const char* name = get_func_name(t.aggref->aggfnoid);
+        refuse_sorted_call(name ? name : "optdp");
+      }
+    }
+  }
+  using Walker = bool (*)();
+  return planstate_tree_walker(ps, reinterpret_cast<Walker>(reinterpret_cast<void (*)(void)>(refuse_walker)), context);
+}
+
 bool admit_walker(PlanState* ps, void* context) {
   if (ps == nullptr) return false;
   if (IsA(ps, AggState)) admit_agg(reinterpret_cast<AggState*>(ps), static_cast<EState*>(context));
@@ -218,6 +273,7 @@ void release_run(QueryDesc* qd, ScanDirection direction, uint64 count, bool exec
     m->next = admitted;
     admitted = m;
     MemoryContext old = MemoryContextSwitchTo(estate->es_query_cxt);
+    refuse_walker(qd->planstate, estate);
     admit_walker(qd->planstate, estate);
     MemoryContextSwitchTo(old);
   }

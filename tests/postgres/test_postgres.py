@@ -412,10 +412,57 @@ class Parameters(unittest.TestCase):
                          "optdp: its support functions work only in its own aggregates, whose calls hold the "
                          "parameters, not in my_count")
 
+    @staticmethod
+    def rows_read(sql):
+        # sql refused in a savepoint, then the rows of t the transaction read (t's
+        # sequential and index reads, the refusal's included)
+        out = SERVER.psql("\\set ON_ERROR_STOP off\n%sBEGIN; SAVEPOINT s; %s; ROLLBACK TO s; "
+                          "SELECT coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) FROM pg_stat_xact_user_tables "
+                          "WHERE relname = 't'; COMMIT;" % (SERIAL, sql))
+        return out[-1][0]
+
     def test_no_window_use(self):
+        # refused before the scan: main read one row on both neighbours first (the
+        # window function's first transition), and a cursor's first FETCH too
+        msg = "optdp: its aggregates cannot be used as window functions (every row would be a release)"
         for form in FORMS:
-            self.assertEqual(SERVER.error_of("SELECT %s OVER (ORDER BY g) FROM t" % form),
-                             "optdp: its aggregates cannot be used as window functions (every row would be a release)")
+            for over in ("OVER (ORDER BY g)", "OVER ()"):
+                self.assertEqual(SERVER.error_of("SELECT %s %s FROM t" % (form, over)), msg)
+        for form in FORMS[:4] + ["private_count_state(0.5)"]:
+            for sql in ("SELECT %s OVER () FROM t" % form, "SELECT g, %s OVER (ORDER BY g) FROM t WHERE g < 0" % form,
+                        "SELECT * FROM (SELECT g, %s OVER () AS c FROM t) s WHERE g = 1" % form):
+                self.assertEqual(SERVER.error_of(sql), msg, sql)
+                self.assertEqual(self.rows_read(sql), "0", sql)
+            cursor = "DECLARE c CURSOR FOR SELECT g, %s OVER () FROM t; FETCH 1 FROM c" % form
+            self.assertEqual(SERVER.error_of("BEGIN; " + cursor), msg)
+            self.assertEqual(self.rows_read(cursor), "0", cursor)
+
+    def test_no_order_by_or_distinct_inside_the_call(self):
+        # Aggref->args holds an ORDER BY's keys after the call's arguments, and main
+        # read them as parameters: private_count(0.999999 ORDER BY 1e-300::float8)
+        # released at alpha 1e-300, private_count_levels(0.5, 0.8 ORDER BY 0.9::float8)
+        # three levels, and staircase_sum(x, 1.0, 0, 10 ORDER BY 5.0::float8) quoted
+        # memory as its cost. Refused, before the scan, with rows and without.
+        def msg(f):
+            return ("%s: ORDER BY and DISTINCT inside the call are not supported (the order of the rows cannot change "
+                    "a release; for distinct values, aggregate over SELECT DISTINCT in a subquery)" % f)
+        for form in ("private_count(0.999999 ORDER BY 1e-300::float8)", "private_count(x, 0.5 ORDER BY 1e-300::float8)",
+                     "private_count_levels(0.5, 0.8 ORDER BY 0.9::float8)",
+                     "staircase_sum(x, 1.0, 0, 10 ORDER BY 5.0::float8)", "laplace_sum(x, 1.0, 10 ORDER BY x)",
+                     "private_avg(x, 1.0, 0, 10 ORDER BY g)", "private_quantile(x, 0.5, 1.0, 0, 10 ORDER BY x)",
+                     "gaussian_count(0.5 ORDER BY 1e-300::float8)", "gaussian_sum(x, 0.5, 0, 10 ORDER BY x DESC)",
+                     "private_select(k, x, 1.0 ORDER BY 1e-300::float8)", "private_count(DISTINCT x, 0.5)",
+                     "private_count(DISTINCT k, 0.5)", "staircase_sum(DISTINCT x, 1.0, 0, 10)",
+                     "private_median(DISTINCT x, 1.0, 0, 10)", "private_select(DISTINCT k, 1.0, 1.0)",
+                     "private_count_state(0.5 ORDER BY g)", "staircase_sum_state(DISTINCT x, 1.0, 0, 10)"):
+            m = msg(form.split("(")[0])
+            self.assertSameErrorWithAndWithoutRows(form, m)
+            self.assertSameErrorWithAndWithoutRows("count(*), " + form, m)
+            for sql in ("SELECT %s FROM t" % form, "SELECT k, %s FROM t GROUP BY k" % form):
+                self.assertEqual(self.rows_read(sql), "0", sql)
+        # a parameter after the call's arguments is still read as written
+        self.assertEqual(len(SERVER.psql("SELECT private_count_levels(0.5, 0.8) FROM t")[0][0].strip("{}").split(",")),
+                         2)
 
     def test_query_parameters_and_constant_expressions(self):
         # a generic plan keeps $1 as a Param: read through the executor, with rows and without
