@@ -102,7 +102,9 @@ std::uint64_t further_releases(const std::vector<Entry>& history, const Entry& e
 // The sigma^2 that k >= 1 further Gaussian releases of L2 sensitivity delta2
 // each need to fit: the smallest found (to a relative 2^-30) with
 // account(history, gaussian(rho_of_gaussian(delta2, sigma2)), k, budget).fits();
-// +inf when no sigma fits (the history alone exhausts the budget).
+// +inf when no sigma fits: the history alone exhausts the budget, or fits only
+// by its privacy curve, which a Gaussian entry turns off (then basic composition
+// and zCDP, the accountings a Gaussian charge is decided by, already fail).
 double sigma2_for_further(const std::vector<Entry>& history, std::uint64_t k, double delta2,
                           const Budget& budget);
 

@@ -145,3 +145,26 @@ TEST(LedgerRule, PrivacyCurveFitsPastZcdp) {
   const auto g = optdp::zcdp::account({Entry::gaussian(1e-5)}, Entry::pure(eps), 1100, b);
   EXPECT_FALSE(g.pld_evaluated);
 }
+
+TEST(LedgerRule, NoSigmaWhenTheHistoryFitsOnlyByItsPrivacyCurve) {
+  // Pure releases of eps 0.01 on (1, 1e-6) as far as the ledger takes them: past
+  // basic composition (100) and zCDP, by the privacy curve alone.
+  const optdp::zcdp::Budget b{1.0, 1e-6};
+  const auto n = optdp::zcdp::further_releases({}, Entry::pure(0.01), b);
+  EXPECT_EQ(n, 562u);
+  LedgerAccount a = fresh(1.0, 1e-6);
+  std::vector<Entry> h;
+  for (std::uint64_t i = 0; i < n; ++i) ASSERT_EQ(charge(a, h, optdp::ledger_charge(0.01, 0, 0)), "") << i;
+  const auto alone = optdp::zcdp::account(h, b);
+  EXPECT_TRUE(alone.pld_fits && !alone.zcdp_fits && !alone.basic_fits);
+  // A Gaussian entry turns the curve off, and the history alone already fails basic
+  // composition and zCDP: no sigma fits, so planning gives none (NULL in SQL) ...
+  for (std::uint64_t k : {1ull, 10ull, 1000ull})
+    EXPECT_TRUE(std::isinf(optdp::zcdp::sigma2_for_further(h, k, 1.0, b))) << k;
+  EXPECT_EQ(optdp::zcdp::further_releases(h, Entry::gaussian(optdp::zcdp::rho_of_gaussian(1, 4e4)), b), 0u);
+  // ... and the ledger refuses a Gaussian release however small its rho.
+  EXPECT_NE(charge(a, h, optdp::ledger_charge(0, 0, 1e-300)), "");
+  EXPECT_EQ(h.size(), n);
+  // A pure release still fits by the curve up to the planned count (here none).
+  EXPECT_EQ(optdp::zcdp::further_releases(h, Entry::pure(0.01), b), 0u);
+}
