@@ -12,6 +12,7 @@ extern "C" {
 }
 
 #include "core/format.hpp"
+#include "core/rounding.hpp"
 #include "core/pld.hpp"
 
 namespace optdp::zcdp {
@@ -22,17 +23,9 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // binary128 infinity (clang has no HUGE_VALQ).
 const __float128 kInfQ = static_cast<__float128>(kInf);
 
-// The smallest double >= x, and the largest double <= x.
-double up(__float128 x) {
-  double d = static_cast<double>(x);
-  if (__float128(d) < x) d = std::nextafter(d, kInf);
-  return d;
-}
-double down(__float128 x) {
-  double d = static_cast<double>(x);
-  if (__float128(d) > x) d = std::nextafter(d, -kInf);
-  return d;
-}
+// The smallest double >= x, and the largest double <= x (core/rounding.hpp).
+double up(__float128 x) { return round_up(x); }
+double down(__float128 x) { return round_down(x); }
 
 void check(bool ok, const char* name, const char* what, double v) {
   if (!ok) throw std::invalid_argument(std::string(name) + " must be " + what + ", but is " + format_double(v));

@@ -11,6 +11,7 @@ extern "C" {
 }
 
 #include "core/format.hpp"
+#include "core/rounding.hpp"
 #include "core/privacy.hpp"
 
 namespace optdp::pld {
@@ -29,17 +30,9 @@ constexpr std::int64_t kMaxSpan = std::int64_t{1} << 26;
 // bounds below hold.
 constexpr double kTiny = 1e-290;
 
-// The smallest double >= x, and the largest double <= x.
-double up(__float128 x) {
-  double d = static_cast<double>(x);
-  if (__float128(d) < x) d = std::nextafter(d, kInf);
-  return d;
-}
-double down(__float128 x) {
-  double d = static_cast<double>(x);
-  if (__float128(d) > x) d = std::nextafter(d, -kInf);
-  return d;
-}
+// The smallest double >= x, and the largest double <= x (core/rounding.hpp).
+double up(__float128 x) { return round_up(x); }
+double down(__float128 x) { return round_down(x); }
 // A lower bound on a probability evaluated in binary128 with relative error
 // far below kMarginQ, as a double (0 when tiny).
 double mass_down(__float128 p) {
@@ -381,17 +374,11 @@ Pld Pld::compose(const Pld& other, double tail) const {
   // A c_k has at most min(nonzeros) nonzero products; zero ones add no error.
   const std::int64_t terms = std::min(nz_this, nz_other);
   std::vector<double> c(static_cast<std::size_t>(span), 0.0);
-  if (4 * nz_this < static_cast<std::int64_t>(m_.size()) && 4 * nz_other < static_cast<std::int64_t>(other.m_.size())) {
-    // Both sparse (a binomial group's masses lie 2 eps N apart): multiply the
-    // nonzeros only. Each c_k is a sum of at most `terms` nonnegative products
-    // accumulated in order: within a relative gamma_terms (Higham, Lemma 3.1
-    // and section 3.1), so c_k (1 - 3 (terms + 2) u) is a lower bound.
-    std::vector<std::pair<std::size_t, double>> as, bs;
-    for (std::size_t i = 0; i < m_.size(); ++i) if (m_[i] != 0) as.push_back({i, m_[i]});
-    for (std::size_t j = 0; j < other.m_.size(); ++j) if (other.m_[j] != 0) bs.push_back({j, other.m_[j]});
-    for (const auto& [i, a] : as)
-      for (const auto& [j, b] : bs) c[i + j] += a * b;
-    const double f = 1 - 3 * static_cast<double>(terms + 2) * kU;
+  // Both paths end alike: c scaled by 1 - 3 n u, with n the bound on the
+  // relative rounding of the path's sums (a lower bound on each mass), tiny
+  // masses moved to +inf by normalise.
+  auto finish = [&](std::int64_t n) {
+    const double f = 1 - 3 * static_cast<double>(n) * kU;
     if (!(f > 0.5)) throw std::invalid_argument("the composed PLD has too many terms per loss");
     for (double& x : c) {
       x *= f;
@@ -402,6 +389,18 @@ Pld Pld::compose(const Pld& other, double tail) const {
     out.normalise();
     out.truncate(tail);
     return out;
+  };
+  if (4 * nz_this < static_cast<std::int64_t>(m_.size()) && 4 * nz_other < static_cast<std::int64_t>(other.m_.size())) {
+    // Both sparse (a binomial group's masses lie 2 eps N apart): multiply the
+    // nonzeros only. Each c_k is a sum of at most `terms` nonnegative products
+    // accumulated in order: within a relative gamma_terms (Higham, Lemma 3.1
+    // and section 3.1), so c_k (1 - 3 (terms + 2) u) is a lower bound.
+    std::vector<std::pair<std::size_t, double>> as, bs;
+    for (std::size_t i = 0; i < m_.size(); ++i) if (m_[i] != 0) as.push_back({i, m_[i]});
+    for (std::size_t j = 0; j < other.m_.size(); ++j) if (other.m_[j] != 0) bs.push_back({j, other.m_[j]});
+    for (const auto& [i, a] : as)
+      for (const auto& [j, b] : bs) c[i + j] += a * b;
+    return finish(terms + 2);
   }
   const double* bm = inner->m_.data();
   const std::size_t bn = inner->m_.size(), an = outer->m_.size();
@@ -434,17 +433,7 @@ Pld Pld::compose(const Pld& other, double tail) const {
     double* cs = c.data() + start;
     for (std::size_t q = 0; q < t.size(); ++q) cs[q] += t[q];
   }
-  const double f = 1 - 3 * static_cast<double>(std::min<std::int64_t>(kBlock, terms) + chunks + 2) * kU;
-  if (!(f > 0.5)) throw std::invalid_argument("the composed PLD has too many terms per loss");
-  for (double& x : c) {
-    x *= f;
-    if (x < kTiny) x = 0;
-  }
-  out.lo_ = lo_ + other.lo_;
-  out.m_ = std::move(c);
-  out.normalise();
-  out.truncate(tail);
-  return out;
+  return finish(std::min<std::int64_t>(kBlock, terms) + chunks + 2);
 }
 
 Pld Pld::self_compose(std::uint64_t k, double tail) const {
