@@ -1046,6 +1046,15 @@ class Shards(unittest.TestCase):
         finally:
             set_state_key(self.shards[1], None)
 
+    def test_merges_stay_in_the_leader(self):
+        # a merge's nonces are counted in one process, so the planner must never put a
+        # merge in a parallel worker (where it refuses): whether it would, depends on
+        # the table's size, not on the query
+        rows = SERVER.psql("SELECT p.proname, p.proparallel FROM pg_proc p JOIN pg_aggregate a ON a.aggfnoid = p.oid "
+                           "WHERE p.proname LIKE '%\\_merge' ORDER BY 1")
+        self.assertGreaterEqual(len(rows), 15, rows)
+        self.assertEqual([r for r in rows if r[1] != "r"], [], rows)
+
     def test_a_state_counts_once(self):
         # two copies of one genuine state (UNION ALL of one shard's answer, a state given
         # again) would add its rows twice under one release's noise and charge: each sealed
