@@ -42,5 +42,10 @@ trap 'rm -rf "$asan_dir"' EXIT
 chmod 755 "$asan_dir"
 cc -shared -fPIC -O1 -o "$asan_dir/asan_first.so" tests/postgres/asan_first.c -ldl
 chmod 644 "$asan_dir/asan_first.so"
+# OPTDP_SERVER_PRELOAD: the preload for the PostgreSQL servers alone, whose
+# Python drivers and clients run without the runtime where they load nothing
+# instrumented (tests/postgres/CMakeLists.txt, pgserver.py);
+# OPTDP_SANITIZER_PASS=1 tells tests that skip their statistical parts here.
+OPTDP_SERVER_PRELOAD="$asan_runtime $asan_dir/asan_first.so" OPTDP_SANITIZER_PASS=1 \
 LD_PRELOAD="$asan_runtime $asan_dir/asan_first.so" ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs"
