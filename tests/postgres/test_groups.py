@@ -200,6 +200,25 @@ class Exact(unittest.TestCase):
         finally:
             psql("DROP TABLE qh")
 
+    def test_variance_counts_at_most_max_rows_per_unit(self):
+        # tests/sqlite/grouped_audit_test.cpp's GroupedVariance.ExactAtHugeEpsilon on
+        # PostgreSQL: kept 1, 2, 3, 4, 10, 10 (unit 9's 8 rows at 10 count R = 2
+        # times): variance 80 / 6, whatever the order of the unit's rows
+        psql("CREATE TABLE vh(u int, k int, v float8); "
+             "INSERT INTO vh SELECT u, 0, u FROM generate_series(1, 4) u; "
+             "INSERT INTO vh SELECT 9, 0, 10 FROM generate_series(1, 8)")
+        try:
+            for rows in ("SELECT u, k, v FROM vh ORDER BY 1",
+                         "SELECT u, k, v FROM (SELECT u, k, v FROM vh ORDER BY v DESC) s ORDER BY 1"):
+                with self.subTest(rows=rows):
+                    got = psql("SELECT count, variance, stddev FROM %s" % call(
+                        rows, HUGE, "max_rows=2, lower=0, upper=10, variance=on", "SELECT 0"))
+                    self.assertEqual(got[0][0], "6")
+                    self.assertAlmostEqual(float(got[0][1]), 80 / 6, places=3)
+                    self.assertAlmostEqual(float(got[0][2]), math.sqrt(80 / 6), places=3)
+        finally:
+            psql("DROP TABLE vh")
+
     def test_empty_input_releases_every_public_key(self):
         got = self.groups("SELECT u, k FROM r WHERE u < 0 ORDER BY 1", None, "SELECT k FROM pub")
         self.assertEqual(got, [["0", "0", "", ""], ["1", "0", "", ""], ["9", "0", "", ""]])
@@ -622,6 +641,11 @@ MESSAGE_CASES = [
     (ROWS_V, 1.0, "lower=0, upper=1, quantile=0.5, quantile=0.5", "SELECT k FROM pub"),
     (ROWS_V, 1.0, "lower=0, upper=1, quantile=0.5, noise=gaussian, delta=1e-6", "SELECT k FROM pub"),
     (ROWS_V, 1.0, "lower=0, upper=1, quantile=0.5", None),
+    # option variance
+    (ROWS, 1.0, "variance=on", "SELECT k FROM pub"),
+    (ROWS_V, 1.0, "lower=0, upper=1, variance=yes", "SELECT k FROM pub"),
+    (ROWS_V, 1.0, "lower=0, upper=1, variance=on, noise=gaussian, delta=1e-6", "SELECT k FROM pub"),
+    (ROWS_V, 1.0, "lower=0, upper=1, variance=on, quantile=0.5", None),
 ]
 
 

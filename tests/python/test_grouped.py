@@ -217,7 +217,7 @@ class TestGroupedLedger(LedgerCase):
         for sql in ("insert into out select * from private_groups(?, 0.5, NULL, ?)",
                     "create table out2 as select * from private_groups(?, 0.5, NULL, ?)"):
             if sql.startswith("insert"):
-                self.run_sql("create table out(key, count, sum, mean, count_halfwidth, sum_halfwidth, mean_low, mean_high, quantile)")
+                self.run_sql("create table out(key, count, sum, mean, count_halfwidth, sum_halfwidth, mean_low, mean_high, quantile, variance, stddev)")
             got, err = self.receive(sql, (ROWS, keys))
             self.assertIsNotNone(err, sql)
             self.assertIn("privacy budget exhausted", err)
@@ -298,7 +298,7 @@ class TestGroupedShape(LedgerCase):
             self.assertRefusedFree(sql, reason, params=(rows, keys))
 
     def test_refused_shapes_charge_nothing(self):
-        self.run_sql("create table out(key, count, sum, mean, count_halfwidth, sum_halfwidth, mean_low, mean_high, quantile)")
+        self.run_sql("create table out(key, count, sum, mean, count_halfwidth, sum_halfwidth, mean_low, mean_high, quantile, variance, stddev)")
         cases = [
             ("select * from %s where key = 1" % PG, SHAPE + "after it comes where"),
             ("select * from %s join r" % PG, SHAPE + "after it comes join"),
@@ -312,7 +312,7 @@ class TestGroupedShape(LedgerCase):
             ("select * from r where u in (select key from %s)" % PG, SHAPE + "here it is inside parentheses"),
             ("with g as (select * from %s) select * from g" % PG, SHAPE + "here it is inside parentheses"),
             ("select * from %s union all select * from %s" % (PG, PG), SHAPE + "this statement calls it 2 times"),
-            ("select * from %s union all select 1, 2, 3, 4, 5, 6, 7, 8" % PG, SHAPE),
+            ("select * from %s union all select 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11" % PG, SHAPE),
             ("select * from %s limit (select 1)" % PG, SHAPE + "LIMIT and OFFSET must be literals"),
             ("insert into out select * from %s where count > 0" % PG, SHAPE),
             ("insert into out select * from (select * from %s)" % PG, SHAPE),
@@ -339,7 +339,7 @@ class TestGroupedShape(LedgerCase):
         self.assertRefusedFree("select * from r, private_groups(r.k, 1.0, NULL, 'select 1')")
 
     def test_accepted_shapes_charge_once(self):
-        self.run_sql("create table out(key, count, sum, mean, count_halfwidth, sum_halfwidth, mean_low, mean_high, quantile)")
+        self.run_sql("create table out(key, count, sum, mean, count_halfwidth, sum_halfwidth, mean_low, mean_high, quantile, variance, stddev)")
         ok = [
             ("select * from %s" % PG, ()),
             ("select * from %s as g order by count desc" % PG, ()),
@@ -361,7 +361,7 @@ class TestGroupedShape(LedgerCase):
         self.assertEqual(self.all("select key from made"), [(1,)])
         self.assertEqual([r[1] for r in self.all("pragma table_info(made)")],
                          ["key", "count", "sum", "mean", "count_halfwidth", "sum_halfwidth", "mean_low", "mean_high",
-                          "quantile"])
+                          "quantile", "variance", "stddev"])
         self.assertEqual(self.spent()[0], float(len(ok)))
 
     def test_prepared_statement_charges_each_run(self):
