@@ -2154,6 +2154,12 @@ def special_cases():
         "'lower=0, upper=1, noise=gaussian, delta=1e-6, quantile=0.5', 'VALUES (1)')",
         e("private_groups", "option quantile needs noise=optimal: the quantiles' exponential mechanism is "
                             "calibrated for pure noise"))
+    add("private_groups", "options/quantile with private keys", "options",
+        "quantile=0.5 with a value and no keys query",
+        "SELECT * FROM private_groups('SELECT 1, 1, 1 ORDER BY 1', 1.0, 'lower=0, upper=1, quantile=0.5, "
+        "delta=1e-6', NULL)",
+        e("private_groups", "option quantile needs public keys (a keys query): each key holds 32 kB of bucket "
+                            "counts, and the number of private keys follows the data"))
     add("private_groups", "options/quantile", "options", "quantile=0.5 with a value and public keys",
         "SELECT count(*), count(quantile) FROM private_groups('SELECT 1, 1, 1 ORDER BY 1', 1.0, "
         "'lower=0, upper=1, quantile=0.5', 'VALUES (1)')", {"rows": [[1, 1]]})

@@ -215,6 +215,12 @@ GroupedPlan::GroupedPlan(double epsilon, const GroupedOptions& o, bool has_value
     if (gaussian_)
       throw std::invalid_argument("option quantile needs noise=optimal: the quantiles' exponential mechanism is "
                                   "calibrated for pure noise");
+    // Each key holds m + 1 <= 4097 bucket counts (32 kB): with private keys
+    // their number, hence the memory and whether it can be had after the
+    // charge, would follow the data.
+    if (private_keys)
+      throw std::invalid_argument("option quantile needs public keys (a keys query): each key holds 32 kB of "
+                                  "bucket counts, and the number of private keys follows the data");
     // Per key eps_part / (2G) (at most 2G keys move), for a score of
     // sensitivity R: the mechanism's weights are exp(eps_part / (2 G R) *
     // score / 2). At least the counts' epsilon, checked above to be >= 2^-30.
