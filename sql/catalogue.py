@@ -494,9 +494,9 @@ def groups_eps_floor(arg):
 def private_groups_probes():
     q = "a query returning (unit, key[, value]) ORDER BY 1"
     order = "rows_query must end with ORDER BY 1 (its unit column), so that each unit's rows arrive together"
-    opts = ("options must be name=value items (max_groups, max_rows, lower, upper, delta, noise, confidence), "
-            "but has %s")
-    known = "(known: max_groups, max_rows, lower, upper, delta, noise, confidence)"
+    opts = ("options must be name=value items (max_groups, max_rows, lower, upper, delta, noise, confidence, "
+            "quantile, variance), but has %s")
+    known = "(known: max_groups, max_rows, lower, upper, delta, noise, confidence, quantile, variance)"
     return {
         "rows_query": [
             V("NULL", "NULL", "null", None, expect="rows_query must be text (%s), but is NULL" % q),
@@ -568,6 +568,15 @@ def private_groups_probes():
                         "zCDP"),
             text("noise=gaussian, delta=1", "noise=gaussian, delta=1",
                  expect="option delta must be in (0, 1), but is 1"),
+            text("quantile=1.5", "quantile=1.5", expect="option quantile must be in [0, 1], but is '1.5'"),
+            text("quantile=-0.1", "quantile=-0.1", expect="option quantile must be in [0, 1], but is '-0.1'"),
+            text("quantile=nan", "quantile=nan", expect="option quantile must be a finite number, but is 'nan'"),
+            text("quantile without a value", "quantile=0.5",
+                 expect="option quantile applies only when the query returns a value (a third column)"),
+            text("variance=yes", "variance=yes", expect="option variance must be 'on' or 'off', but is 'yes'"),
+            text("variance without a value", "variance=on",
+                 expect="option variance applies only when the query returns a value (a third column)"),
+            text("variance=off (the default)", "variance=off", expect="ok"),
         ],
         "keys_query": [
             V("NULL (private keys, no delta)", "NULL", "null", None,
@@ -2138,6 +2147,31 @@ def special_cases():
     add("private_groups", "options/noise=gaussian", "options", "noise=gaussian, delta=1e-6, public keys",
         "SELECT count(*) FROM private_groups('SELECT 1, 1 ORDER BY 1', 1.0, 'noise=gaussian, delta=1e-6', "
         "'VALUES (1)')", {"rows": [[1]]})
+    # Option quantile=q (docs/grouped.md, "Quantiles per key"): a value column and pure noise.
+    add("private_groups", "options/quantile with noise=gaussian", "options",
+        "quantile=0.5 with noise=gaussian, delta=1e-6 and a value",
+        "SELECT * FROM private_groups('SELECT 1, 1, 1 ORDER BY 1', 1.0, "
+        "'lower=0, upper=1, noise=gaussian, delta=1e-6, quantile=0.5', 'VALUES (1)')",
+        e("private_groups", "option quantile needs noise=optimal: the quantiles' exponential mechanism is "
+                            "calibrated for pure noise"))
+    add("private_groups", "options/quantile with private keys", "options",
+        "quantile=0.5 with a value and no keys query",
+        "SELECT * FROM private_groups('SELECT 1, 1, 1 ORDER BY 1', 1.0, 'lower=0, upper=1, quantile=0.5, "
+        "delta=1e-6', NULL)",
+        e("private_groups", "option quantile needs public keys (a keys query): each key holds 32 kB of bucket "
+                            "counts, and the number of private keys follows the data"))
+    add("private_groups", "options/quantile", "options", "quantile=0.5 with a value and public keys",
+        "SELECT count(*), count(quantile) FROM private_groups('SELECT 1, 1, 1 ORDER BY 1', 1.0, "
+        "'lower=0, upper=1, quantile=0.5', 'VALUES (1)')", {"rows": [[1, 1]]})
+    # Option variance=on (docs/grouped.md, "Variance per key"): a value column and pure noise.
+    add("private_groups", "options/variance with noise=gaussian", "options",
+        "variance=on with noise=gaussian, delta=1e-6 and a value",
+        "SELECT * FROM private_groups('SELECT 1, 1, 1 ORDER BY 1', 1.0, "
+        "'lower=0, upper=1, noise=gaussian, delta=1e-6, variance=on', 'VALUES (1)')",
+        e("private_groups", "option variance needs noise=optimal: its second moments get the staircase"))
+    add("private_groups", "options/variance", "options", "variance=on with a value and public keys",
+        "SELECT count(*), count(variance), count(stddev) FROM private_groups('SELECT 1, 1, 1 ORDER BY 1', 1.0, "
+        "'lower=0, upper=1, variance=on', 'VALUES (1)')", {"rows": [[1, 1, 1]]})
     add("sum_interval", "mechanism/laplace with cost", "cost", "a cost for 'laplace'",
         "SELECT sum_interval('laplace', 1.0, 0, 10, 0.95, 'l2')",
         e("sum_interval", "cost applies only to 'staircase'"))

@@ -22,7 +22,8 @@ namespace optdp {
 
 namespace {
 
-constexpr const char* kOptionNames = "max_groups, max_rows, lower, upper, delta, noise, confidence";
+constexpr const char* kOptionNames =
+    "max_groups, max_rows, lower, upper, delta, noise, confidence, quantile, variance";
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ','; }
 
@@ -49,7 +50,7 @@ std::int64_t parse_count(std::string_view name, std::string_view value, std::int
 
 GroupedOptions parse_grouped_options(std::string_view text) {
   GroupedOptions o;
-  bool seen[7] = {};
+  bool seen[9] = {};
   std::size_t i = 0;
   while (true) {
     while (i < text.size() && is_space(text[i])) ++i;
@@ -71,6 +72,8 @@ GroupedOptions parse_grouped_options(std::string_view text) {
     else if (name == "delta") k = 4;
     else if (name == "noise") k = 5;
     else if (name == "confidence") k = 6;
+    else if (name == "quantile") k = 7;
+    else if (name == "variance") k = 8;
     else
       throw std::invalid_argument("options: unknown option " + quote_text(name) + " (known: " + kOptionNames + ")");
     if (seen[k]) throw std::invalid_argument("options: " + std::string(name) + " is given twice");
@@ -85,6 +88,16 @@ GroupedOptions parse_grouped_options(std::string_view text) {
         o.confidence = parse_number(name, value);
         if (!(o.confidence > 0 && o.confidence < 1))
           throw std::invalid_argument("option confidence must be in (0, 1), but is " + quote_text(value));
+        break;
+      case 7:
+        o.quantile = parse_number(name, value);
+        if (!(*o.quantile >= 0 && *o.quantile <= 1))
+          throw std::invalid_argument("option quantile must be in [0, 1], but is " + quote_text(value));
+        break;
+      case 8:
+        if (value != "on" && value != "off")
+          throw std::invalid_argument("option variance must be 'on' or 'off', but is " + quote_text(value));
+        o.variance = value == "on";
         break;
       default:
         if (value != "gaussian" && value != "optimal")
@@ -122,7 +135,7 @@ GroupedPlan::GroupedPlan(double epsilon, const GroupedOptions& o, bool has_value
       G_(o.max_groups),
       R_(o.max_rows),
       has_value_(has_value),
-      parts_(1 + (has_value ? 1 : 0) + (private_keys ? 1 : 0)),
+      parts_(1 + (has_value ? 1 : 0) + (private_keys ? 1 : 0) + (o.quantile ? 1 : 0) + (o.variance ? 1 : 0)),
       eps_part_((check_positive(epsilon, "epsilon"), divide_down(epsilon, parts_))) {
   gaussian_ = o.gaussian;
   double rho_part = 0;
@@ -195,6 +208,39 @@ GroupedPlan::GroupedPlan(double epsilon, const GroupedOptions& o, bool has_value
     }
   } else if (o.lower || o.upper) {
     throw std::invalid_argument("options lower and upper apply only when the query returns a value (a third column)");
+  }
+  if (o.quantile) {
+    if (!has_value)
+      throw std::invalid_argument("option quantile applies only when the query returns a value (a third column)");
+    if (gaussian_)
+      throw std::invalid_argument("option quantile needs noise=optimal: the quantiles' exponential mechanism is "
+                                  "calibrated for pure noise");
+    // Each key holds m + 1 <= 4097 bucket counts (32 kB): with private keys
+    // their number, hence the memory and whether it can be had after the
+    // charge, would follow the data.
+    if (private_keys)
+      throw std::invalid_argument("option quantile needs public keys (a keys query): each key holds 32 kB of "
+                                  "bucket counts, and the number of private keys follows the data");
+    // Per key eps_part / (2G) (at most 2G keys move), for a score of
+    // sensitivity R: the mechanism's weights are exp(eps_part / (2 G R) *
+    // score / 2). At least the counts' epsilon, checked above to be >= 2^-30.
+    quantile_ = *o.quantile;
+    quantile_eps_ = divide_down(eps_part_, 2.0 * static_cast<double>(G_) * static_cast<double>(R_));
+    qgrid_ = QuantileGrid(lower_, upper_);
+  }
+  if (o.variance) {
+    if (!has_value)
+      throw std::invalid_argument("option variance applies only when the query returns a value (a third column)");
+    if (gaussian_)
+      throw std::invalid_argument("option variance needs noise=optimal: its second moments get the staircase");
+    // The centred grid of core/moments.hpp at the per-key epsilon eps_part /
+    // (2G) (its grid step is far below the noise); z = round(y^2 / 2^s) lies
+    // in [0, D2], so one unit's at most R kept rows move a key's S2 by at
+    // most R * D2 (R <= 1000, D2 <= 2^40: below 2^50).
+    const double eps_key = divide_down(eps_part_, 2.0 * static_cast<double>(G_));
+    moments_.emplace(MomentsPlan::Kind::Variance, std::max(eps_key, 0x1p-30), lower_, upper_);
+    D2_key_ = R_ * moments_->D2;
+    stair2_.emplace(eps_key, D2_key_, IntegerStaircase::optimal_r(eps_key, D2_key_, Cost::L1));
   }
   if (private_keys) {
     if (!o.delta)
@@ -269,7 +315,10 @@ GroupedAccumulator::GroupedAccumulator(const GroupedPlan& plan)
       G_(static_cast<std::size_t>(plan.max_groups())),
       R_(static_cast<std::size_t>(plan.max_rows())),
       cells_(G_),
-      pool_(plan.has_value() ? G_ * R_ : 0) {
+      pool_(plan.has_value() ? G_ * R_ : 0),
+      B_(plan.has_quantile() ? static_cast<std::size_t>(plan.quantile_grid().candidates()) + 1 : 0),
+      bpool_(plan.has_quantile() ? G_ * R_ : 0),
+      zpool_(plan.has_variance() ? G_ * R_ : 0) {
   heap_.reserve(G_);
 }
 
@@ -277,7 +326,13 @@ void GroupedAccumulator::reserve_keys(std::size_t n) {
   if (n > totals_.size()) {
     totals_.resize(n);
     cell_of_key_.resize(n, -1);
+    hist_.resize(n * B_, 0);
   }
+}
+
+std::span<const std::int64_t> GroupedAccumulator::buckets(std::uint32_t key) const {
+  if (B_ == 0) return {};
+  return std::span<const std::int64_t>(hist_).subspan(static_cast<std::size_t>(key) * B_, B_);
 }
 
 bool GroupedAccumulator::before(std::uint32_t a, std::uint32_t b) const {
@@ -286,7 +341,8 @@ bool GroupedAccumulator::before(std::uint32_t a, std::uint32_t b) const {
   return x.priority != y.priority ? x.priority < y.priority : x.key < y.key;
 }
 
-void GroupedAccumulator::add(std::uint32_t key, std::uint64_t priority, std::int64_t q, Rng& rng) {
+void GroupedAccumulator::add(std::uint32_t key, std::uint64_t priority, std::int64_t q, std::int64_t b, std::int64_t z,
+                             Rng& rng) {
   std::int32_t c = cell_of_key_[key];
   if (c < 0) {
     // A key not kept (yet): it enters if fewer than G keys are kept, or in
@@ -314,13 +370,16 @@ void GroupedAccumulator::add(std::uint32_t key, std::uint64_t priority, std::int
   const std::int64_t seen = cell.rows++;
   if (!plan_.has_value()) return;
   const std::size_t first = static_cast<std::size_t>(c) * R_;
-  if (static_cast<std::size_t>(seen) < R_) {
-    pool_[first + static_cast<std::size_t>(seen)] = q;
-  } else {
-    // Reservoir sampling: the (seen+1)-th row replaces a uniform slot with probability R / (seen + 1).
-    const std::uint64_t j = rng.below(static_cast<std::uint64_t>(seen) + 1);
-    if (j < R_) pool_[first + j] = q;
+  // The slot of this row: the next free one, or by reservoir sampling (the
+  // (seen+1)-th row replaces a uniform slot with probability R / (seen + 1)).
+  std::uint64_t j = static_cast<std::uint64_t>(seen);
+  if (static_cast<std::size_t>(seen) >= R_) {
+    j = rng.below(static_cast<std::uint64_t>(seen) + 1);
+    if (j >= R_) return;
   }
+  pool_[first + j] = q;
+  if (B_ != 0) bpool_[first + j] = b;
+  if (!zpool_.empty()) zpool_[first + j] = z;
 }
 
 void GroupedAccumulator::end_unit() {
@@ -332,6 +391,11 @@ void GroupedAccumulator::end_unit() {
     t.rows += static_cast<std::int64_t>(n);
     if (plan_.has_value())
       for (std::size_t k = 0; k < n; ++k) t.sum += pool_[static_cast<std::size_t>(c) * R_ + k];
+    if (!zpool_.empty())
+      for (std::size_t k = 0; k < n; ++k) t.sum2 += zpool_[static_cast<std::size_t>(c) * R_ + k];
+    if (B_ != 0)
+      for (std::size_t k = 0; k < n; ++k)
+        ++hist_[static_cast<std::size_t>(cell.key) * B_ + static_cast<std::size_t>(bpool_[static_cast<std::size_t>(c) * R_ + k])];
     cell_of_key_[cell.key] = -1;
   }
   heap_.clear();
@@ -350,6 +414,37 @@ std::optional<GroupedRelease> release_key(const GroupedPlan& plan, const Grouped
       const double mean = r.sum / static_cast<double>(r.count);
       r.mean = mean < plan.lower() ? plan.lower() : (mean > plan.upper() ? plan.upper() : mean);
     }
+  }
+  return r;
+}
+
+std::pair<double, double> GroupedPlan::variance_of(std::int64_t count, double sum, __int128 s2) const {
+  // core/moments.cpp's estimator in grid units: v = 2^s S2 / n - my^2, with
+  // the centred mean my = (sum / n - mid) / g from the released sum (real
+  // units), clamped into [0, ((upper - lower) / 2g)^2]; then scaled by g once.
+  if (count <= 0 || !moments_) return {0.0, 0.0};
+  const MomentsPlan& m = *moments_;
+  const double n = static_cast<double>(count);
+  const double my = (sum / n - m.mid) * m.inv_g;
+  const double m2 = std::ldexp(static_cast<double>(s2), m.shift) / n;
+  const double top = (upper_ - lower_) / 2 * m.inv_g;
+  double v = m2 - my * my;
+  v = std::isnan(v) ? 0.0 : std::clamp(v, 0.0, top * top);
+  const double half = (upper_ - lower_) / 2;
+  return {std::min(v * m.g * m.g, half * half), std::min(std::sqrt(v) * m.g, half)};
+}
+
+std::optional<GroupedRelease> release_key(const GroupedPlan& plan, const GroupedAccumulator& acc, std::uint32_t key,
+                                          Rng& rng) {
+  auto r = release_key(plan, acc.totals()[key], rng);
+  if (r && plan.has_variance()) {
+    const auto [v, sd] = plan.variance_of(r->count, r->sum, acc.totals()[key].sum2 + plan.square_noise(rng));
+    r->variance = v;
+    r->stddev = sd;
+  }
+  if (r && plan.has_quantile()) {
+    const std::int64_t j = sample_quantile(rng, acc.buckets(key), plan.quantile_q(), plan.quantile_epsilon());
+    r->quantile = plan.quantile_grid().candidate(j);
   }
   return r;
 }

@@ -23,18 +23,30 @@
 //  - sums: the integer staircase at eps_part / (2G) per key, on the
 //    power-of-two grid of [R lower, R upper] (core/staircase.hpp);
 //  - selection: PartitionSelection(eps_part, delta, 2G) on each key's number
-//    of units (core/partition.hpp).
+//    of units (core/partition.hpp);
+//  - quantile (option quantile=q, with values): per key, the exponential
+//    mechanism of core/quantile.hpp over the grid of [lower, upper] at
+//    eps_part / (2G), its score of sensitivity R (one unit moves a key's rank
+//    function by at most R): weights exp(eps_part / (2 G R) * score / 2);
+//  - variance (option variance=on, with values): per key S2 = sum of
+//    round(y^2 / 2^s) over the kept rows (y the row's centred value on the
+//    grid of core/moments.hpp), the integer staircase at eps_part / (2G) with
+//    sensitivity R * D2; the variance is post-processing of the released
+//    count, sum and S2.
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "core/gaussian.hpp"
+#include "core/moments.hpp"
 #include "core/partition.hpp"
+#include "core/quantile.hpp"
 #include "core/rng.hpp"
 #include "core/samplers.hpp"
 #include "core/staircase.hpp"
@@ -50,10 +62,12 @@ struct GroupedOptions {
   std::optional<double> delta;
   double confidence = 0.95;  // of the intervals released beside the values
   bool gaussian = false;  // noise=gaussian (default noise=optimal: geometric counts, staircase sums)
+  std::optional<double> quantile;  // quantile=q: each key's q-quantile of the kept values (docs/grouped.md)
+  bool variance = false;           // variance=on: each key's variance and standard deviation (docs/grouped.md)
 };
 
 // Parses "name=value, name=value" (commas or spaces between; names
-// max_groups, max_rows, lower, upper, delta, noise, confidence; each at most once). NULL or ""
+// max_groups, max_rows, lower, upper, delta, noise, confidence, quantile, variance; each at most once). NULL or ""
 // gives the defaults. Throws std::invalid_argument naming the option.
 GroupedOptions parse_grouped_options(std::string_view text);
 
@@ -92,6 +106,33 @@ class GroupedPlan {
   std::int64_t sum_sensitivity() const { return D_key_; }
   const PartitionSelection* selection() const { return selection_ ? &*selection_ : nullptr; }
 
+  // Option quantile=q: each key's q-quantile, a point of the grid of [lower,
+  // upper] (core/quantile.hpp) chosen by the exponential mechanism at
+  // quantile_epsilon() = eps_part / (2 G R): the per-key budget eps_part / (2G)
+  // for a score of sensitivity R (docs/grouped.md, "Quantiles per key").
+  bool has_quantile() const { return quantile_.has_value(); }
+  double quantile_q() const { return quantile_ ? *quantile_ : 0; }
+  double quantile_epsilon() const { return quantile_eps_; }
+  const QuantileGrid& quantile_grid() const { return qgrid_; }
+  // A row's bucket in the quantile grid (0 without option quantile).
+  std::int64_t bucket(double v) const { return quantile_ ? qgrid_.bucket(v) : 0; }
+
+  // Option variance=on: each key's S2 = sum of z = round(y^2 / 2^s) over its
+  // kept rows, y = the row's centred value on the grid of moments_grid()
+  // (core/moments.hpp, built at the per-key epsilon), z in [0, D2]; one unit
+  // moves a key's S2 by at most R * D2 (add, remove or replace), and S2 gets
+  // the integer staircase at eps_part / (2G) (docs/grouped.md, "Variance per key").
+  bool has_variance() const { return moments_.has_value(); }
+  const MomentsPlan* moments_grid() const { return moments_ ? &*moments_ : nullptr; }
+  std::int64_t square(double v) const { return moments_ ? moments_->z(moments_->y(v)) : 0; }
+  std::int64_t square_sensitivity() const { return D2_key_; }
+  std::int64_t square_noise(Rng& rng) const { return stair2_ ? (*stair2_)(rng) : 0; }
+  // The variance and standard deviation from a key's released count and sum
+  // and its noisy S2 (post-processing): 0 when the count is <= 0, else
+  // clamped into [0, ((upper - lower) / 2)^2] (core/moments.hpp's estimator,
+  // its centred mean taken from the released sum).
+  std::pair<double, double> variance_of(std::int64_t count, double sum, __int128 s2) const;
+
   // The exact half-widths of the noise at a confidence (core/intervals.hpp):
   // a count's, in rows, and a sum's, in the values' units (a multiple of the
   // grid step; nullopt without a value column). nullopt also for Gaussian
@@ -119,6 +160,12 @@ class GroupedPlan {
   std::optional<IntegerStaircase> stair_;
   std::optional<DiscreteGaussian> count_gauss_, sum_gauss_;
   std::optional<PartitionSelection> selection_;
+  std::optional<double> quantile_;
+  double quantile_eps_ = 0;
+  QuantileGrid qgrid_;
+  std::optional<MomentsPlan> moments_;
+  std::int64_t D2_key_ = 0;
+  std::optional<IntegerStaircase> stair2_;
 };
 
 // x / n rounded down (never above the exact quotient), for splitting a budget.
@@ -157,18 +204,25 @@ class GroupedAccumulator {
     std::uint64_t units = 0;  // units that kept this key
     std::int64_t rows = 0;    // kept rows
     __int128 sum = 0;         // kept rows' grid values
+    __int128 sum2 = 0;        // option variance: kept rows' z (GroupedPlan::square)
   };
 
   // Makes room for keys 0..n-1 (n only grows).
   void reserve_keys(std::size_t n);
   // One row of the current unit in key `key` (< reserved keys), whose
   // priority in this unit is `priority` (KeyPriority: the same for every row
-  // of the key in the unit), with grid value q (0 without values).
-  void add(std::uint32_t key, std::uint64_t priority, std::int64_t q, Rng& rng);
+  // of the key in the unit), with grid value q (0 without values) and, with
+  // option quantile, bucket b = plan.bucket(value) in the quantile grid.
+  // With option variance, z = plan.square(value).
+  void add(std::uint32_t key, std::uint64_t priority, std::int64_t q, Rng& rng) { add(key, priority, q, 0, 0, rng); }
+  void add(std::uint32_t key, std::uint64_t priority, std::int64_t q, std::int64_t b, std::int64_t z, Rng& rng);
   // Adds the current unit's kept rows to the totals.
   void end_unit();
 
   const std::vector<Totals>& totals() const { return totals_; }
+  // With option quantile: key `key`'s kept rows counted by bucket of the
+  // quantile grid (m + 1 counts; empty without the option).
+  std::span<const std::int64_t> buckets(std::uint32_t key) const;
   // Slots of the current unit: kept keys (at most G), row values (G * R with values, else 0).
   std::size_t kept_keys() const { return heap_.size(); }
   std::size_t value_slots() const { return pool_.size(); }
@@ -187,6 +241,10 @@ class GroupedAccumulator {
   std::vector<Cell> cells_;                // G cells; cell c's values are pool_[c R, (c + 1) R)
   std::vector<std::uint32_t> heap_;        // the used cells, a max-heap by priority
   std::vector<std::int64_t> pool_;
+  std::size_t B_ = 0;                      // buckets per key with option quantile (m + 1), else 0
+  std::vector<std::int64_t> bpool_;        // the kept rows' buckets, beside pool_ (G * R with option quantile)
+  std::vector<std::int64_t> hist_;         // key k's buckets are hist_[k B, (k + 1) B)
+  std::vector<std::int64_t> zpool_;        // the kept rows' z, beside pool_ (G * R with option variance)
 };
 
 // One released key's values.
@@ -194,6 +252,8 @@ struct GroupedRelease {
   std::int64_t count;          // kept rows + noise (saturating)
   double sum = 0;              // (sum + noise) * g
   std::optional<double> mean;  // clamp(sum / count, lower, upper) when count > 0
+  std::optional<double> quantile;  // option quantile: a point of the quantile grid
+  std::optional<double> variance, stddev;  // option variance
 };
 
 // The mean's interval at `confidence` around the bounded statistic (the kept
@@ -209,6 +269,10 @@ std::optional<std::pair<double, double>> mean_interval(const GroupedPlan& plan, 
 // Releases key `totals` under plan: for private keys first the selection test
 // (std::nullopt: not released), then the noise. Draws noise from rng.
 std::optional<GroupedRelease> release_key(const GroupedPlan& plan, const GroupedAccumulator::Totals& totals,
+                                          Rng& rng);
+// The same for key `key` of acc, with its quantile when the plan has one
+// (drawn after the count and the sum, for the released keys only).
+std::optional<GroupedRelease> release_key(const GroupedPlan& plan, const GroupedAccumulator& acc, std::uint32_t key,
                                           Rng& rng);
 
 }  // namespace optdp

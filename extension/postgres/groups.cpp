@@ -4,7 +4,7 @@
 //
 //   SELECT * FROM private_groups(rows_query, epsilon [, options [, keys_query]])
 //     -> one row (key, count, sum, mean, count_halfwidth, sum_halfwidth,
-//        mean_low, mean_high) per released key, sorted by key
+//        mean_low, mean_high, quantile, variance, stddev) per released key, sorted by key
 //
 // The order docs/boundary.md requires: the call's shape (the only table of a
 // top-level SELECT, or of a statement in a SECURITY DEFINER function that
@@ -1530,7 +1530,7 @@ struct GroupsRun {
     return i;
   }
   void row(std::int64_t u, bool null_key, bool is_number, double number, std::string_view text, std::int64_t q,
-           bool private_keys) {
+           std::int64_t b, std::int64_t z, bool private_keys) {
     if (in_unit && u != unit) acc.end_unit();
     in_unit = true;
     unit = u;
@@ -1548,7 +1548,7 @@ struct GroupsRun {
       if (!private_keys) return;  // not a public key: dropped
       k = add_key(KeyId{null_key, is_number, number, std::string(text)}, id);
     }
-    acc.add(k, priority(u, null_key ? 0 : 1, id), q, backend_rng());
+    acc.add(k, priority(u, null_key ? 0 : 1, id), q, b, z, backend_rng());
   }
   void release() {
     if (in_unit) acc.end_unit();
@@ -1564,7 +1564,7 @@ struct GroupsRun {
     });
     optdp::Rng& rng = backend_rng();
     for (const std::uint32_t k : order)
-      if (auto r = optdp::release_key(plan, acc.totals()[k], rng))
+      if (auto r = optdp::release_key(plan, acc, k, rng))
         out.push_back({k, *r, optdp::mean_interval(plan, *r, options.confidence)});
     count_hw = plan.count_half_width(options.confidence);
     sum_hw = plan.sum_half_width(options.confidence);
@@ -1649,7 +1649,9 @@ bool read_one(TupleTableSlot* slot, DestReceiver* self) {
       run->add_key(KeyId{null_key, num_key && !null_key, number, std::string(t)}, id);
     } else {
       const std::int64_t q = has_value ? run->plan.quantize(value) : 0;
-      run->row(unit, null_key, num_key && !null_key, number, t, q, private_keys);
+      const std::int64_t b = has_value ? run->plan.bucket(value) : 0;
+      const std::int64_t z = has_value ? run->plan.square(value) : 0;
+      run->row(unit, null_key, num_key && !null_key, number, t, q, b, z, private_keys);
     }
   });
   if (++r->n % kResetRows == 0) MemoryContextReset(r->rowcxt);
@@ -1814,8 +1816,8 @@ Datum optdp_private_groups(PG_FUNCTION_ARGS) {
   const std::int64_t released = static_cast<std::int64_t>(run->out.size());
   const MemoryContext old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
   for (const GroupsRun::Out& o : run->out) {
-    Datum values[8];
-    bool nulls[8] = {false, false, false, false, false, false, false, false};
+    Datum values[11];
+    bool nulls[11] = {false, false, false, false, false, false, false, false, false, false, false};
     const KeyId& k = run->keys[o.key];
     if (k.null) nulls[0] = true;
     else values[0] = PointerGetDatum(cstring_to_text_with_len(k.text.data(), static_cast<int>(k.text.size())));
@@ -1834,6 +1836,12 @@ Datum optdp_private_groups(PG_FUNCTION_ARGS) {
     } else {
       nulls[6] = nulls[7] = true;
     }
+    if (o.r.quantile) values[8] = Float8GetDatum(*o.r.quantile);  // option quantile
+    else nulls[8] = true;
+    if (o.r.variance) values[9] = Float8GetDatum(*o.r.variance);  // option variance
+    else nulls[9] = true;
+    if (o.r.stddev) values[10] = Float8GetDatum(*o.r.stddev);
+    else nulls[10] = true;
     tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
   }
   MemoryContextSwitchTo(old);

@@ -195,8 +195,20 @@ class ReleasedRows final : public RowSource {
         else sqlite3_result_null(ctx);
         break;
       case 6:
-      default:
+      case 7:
         if (row.mean_interval) sqlite3_result_double(ctx, c == 6 ? row.mean_interval->first : row.mean_interval->second);
+        else sqlite3_result_null(ctx);
+        break;
+      case 8:  // quantile (option quantile)
+        if (row.r.quantile) sqlite3_result_double(ctx, *row.r.quantile);
+        else sqlite3_result_null(ctx);
+        break;
+      case 9:  // variance (option variance)
+        if (row.r.variance) sqlite3_result_double(ctx, *row.r.variance);
+        else sqlite3_result_null(ctx);
+        break;
+      default:  // 10: stddev (option variance)
+        if (row.r.stddev) sqlite3_result_double(ctx, *row.r.stddev);
         else sqlite3_result_null(ctx);
         break;
     }
@@ -326,11 +338,14 @@ std::unique_ptr<RowSource> open_private_groups(sqlite3_value** argv, Connection&
       }
       in_unit = true;
       unit = id;
-      std::int64_t q = 0;
+      std::int64_t q = 0, b = 0, z = 0;
       if (has_value) {
         sqlite3_value* x = sqlite3_column_value(s, 2);
         if (sqlite3_value_type(x) == SQLITE_NULL) continue;  // as avg() skips NULLs
-        q = plan.quantize(row_value(x, sqlite3_value_type(x)));
+        const double v = row_value(x, sqlite3_value_type(x));
+        q = plan.quantize(v);
+        b = plan.bucket(v);
+        z = plan.square(v);
       }
       const KeyView k = key_of(sqlite3_column_value(s, 1));
       auto it = index.find(k);
@@ -341,7 +356,7 @@ std::unique_ptr<RowSource> open_private_groups(sqlite3_value** argv, Connection&
         keys.push_back(it->first);
         acc.reserve_keys(keys.size());
       }
-      acc.add(it->second, priority(id, static_cast<unsigned char>(k.type), identity(k, buf)), q, rng);
+      acc.add(it->second, priority(id, static_cast<unsigned char>(k.type), identity(k, buf)), q, b, z, rng);
     }
     if (rc != SQLITE_DONE) throw std::runtime_error(sqlite3_errmsg(gdb));
     // SQLite prepares a statement again when the schema changed since (here:
@@ -360,7 +375,7 @@ std::unique_ptr<RowSource> open_private_groups(sqlite3_value** argv, Connection&
     std::sort(order.begin(), order.end(),
               [&](std::uint32_t a, std::uint32_t b) { return key_less(keys[a], keys[b]); });
     for (const std::uint32_t k : order)
-      if (auto r = release_key(plan, acc.totals()[k], rng))
+      if (auto r = release_key(plan, acc, k, rng))
         out.push_back({std::move(keys[k]), *r, mean_interval(plan, *r, options.confidence)});
   } catch (...) {
     throw std::runtime_error(
@@ -376,11 +391,14 @@ std::unique_ptr<RowSource> open_private_groups(sqlite3_value** argv, Connection&
 }  // namespace
 
 // count_halfwidth, sum_halfwidth, mean_low, mean_high: the exact intervals of
-// the noise at the option confidence (docs/intervals.md), after the values.
+// the noise at the option confidence (docs/intervals.md), after the values;
+// quantile: each key's quantile with option quantile=q, else NULL; variance,
+// stddev: with option variance=on, else NULL.
 const TableFunction kPrivateGroups{kName,
                                    "key, count INTEGER, sum REAL, mean REAL, count_halfwidth INTEGER, "
-                                   "sum_halfwidth REAL, mean_low REAL, mean_high REAL",
-                                   8,
+                                   "sum_halfwidth REAL, mean_low REAL, mean_high REAL, quantile REAL, "
+                                   "variance REAL, stddev REAL",
+                                   11,
                                    {"rows_query", "epsilon", "options", "keys_query"}, 2, open_private_groups,
                                    /*random=*/true, /*release=*/true};
 

@@ -174,6 +174,51 @@ class Exact(unittest.TestCase):
         self.assertEqual(self.groups(rows, None, "SELECT k FROM pub"), [["0", "0", "", ""], ["1", "1", "", ""],
                                                                           ["9", "0", "", ""]])
 
+    def test_quantile_counts_at_most_max_rows_per_unit(self):
+        # tests/python/test_grouped.py's case on PostgreSQL: a unit of 50 rows
+        # at 100 in key 0 beside 10 units of one row at 0. With R = 2 the
+        # 0.9-quantile's best candidates are (0, 100]; counted in full, the
+        # unit would move it to (100, 200]. Whatever the order of its rows,
+        # only R are counted (in the count and in the quantile).
+        psql("CREATE TABLE qh(u int, k int, v float8); "
+             "INSERT INTO qh SELECT 1, 0, 100 FROM generate_series(1, 50); "
+             "INSERT INTO qh SELECT u, 0, 0 FROM generate_series(2, 11) u")
+        try:
+            for rows in ("SELECT u, k, v FROM qh ORDER BY 1",
+                         "SELECT u, k, v FROM (SELECT u, k, v FROM qh ORDER BY v DESC) s ORDER BY 1",
+                         "SELECT u, k, v FROM (SELECT u, k, v FROM qh ORDER BY v ASC) s ORDER BY 1",
+                         "SELECT u, k, v FROM qh WHERE v >= 0 ORDER BY 1"):
+                with self.subTest(rows=rows):
+                    got = psql("SELECT key, count, sum, quantile FROM %s" % call(
+                        rows, HUGE, "max_rows=2, lower=0, upper=200, quantile=0.9", "SELECT 0"))
+                    self.assertEqual(len(got), 1)
+                    self.assertEqual(got[0][:3], ["0", "12", "200"])
+                    self.assertTrue(0 < float(got[0][3]) <= 100, got)
+            got = psql("SELECT quantile IS NULL FROM %s" % call("SELECT u, k, v FROM qh ORDER BY 1", HUGE,
+                                                                "max_rows=2, lower=0, upper=200", "SELECT 0"))
+            self.assertEqual(got, [["t"]])
+        finally:
+            psql("DROP TABLE qh")
+
+    def test_variance_counts_at_most_max_rows_per_unit(self):
+        # tests/sqlite/grouped_audit_test.cpp's GroupedVariance.ExactAtHugeEpsilon on
+        # PostgreSQL: kept 1, 2, 3, 4, 10, 10 (unit 9's 8 rows at 10 count R = 2
+        # times): variance 80 / 6, whatever the order of the unit's rows
+        psql("CREATE TABLE vh(u int, k int, v float8); "
+             "INSERT INTO vh SELECT u, 0, u FROM generate_series(1, 4) u; "
+             "INSERT INTO vh SELECT 9, 0, 10 FROM generate_series(1, 8)")
+        try:
+            for rows in ("SELECT u, k, v FROM vh ORDER BY 1",
+                         "SELECT u, k, v FROM (SELECT u, k, v FROM vh ORDER BY v DESC) s ORDER BY 1"):
+                with self.subTest(rows=rows):
+                    got = psql("SELECT count, variance, stddev FROM %s" % call(
+                        rows, HUGE, "max_rows=2, lower=0, upper=10, variance=on", "SELECT 0"))
+                    self.assertEqual(got[0][0], "6")
+                    self.assertAlmostEqual(float(got[0][1]), 80 / 6, places=3)
+                    self.assertAlmostEqual(float(got[0][2]), math.sqrt(80 / 6), places=3)
+        finally:
+            psql("DROP TABLE vh")
+
     def test_empty_input_releases_every_public_key(self):
         got = self.groups("SELECT u, k FROM r WHERE u < 0 ORDER BY 1", None, "SELECT k FROM pub")
         self.assertEqual(got, [["0", "0", "", ""], ["1", "0", "", ""], ["9", "0", "", ""]])
@@ -229,6 +274,43 @@ class Laws(unittest.TestCase):
             self.assertLess(chi_square_p(obs, law(1 / rho)), P_MIN)
         finally:
             psql("DROP TABLE glaw; TRUNCATE optdp_budget, optdp_charges")
+
+    @unittest.skipIf(os.environ.get("OPTDP_SANITIZER_PASS") == "1", "statistical: not in the sanitizer pass")
+    def test_quantiles_have_the_exponential_mechanism_law(self):
+        # 40 keys, each of 4 units of 2 rows (G = 1, R = 2: nothing is bounded
+        # away). eps 6 over 3 parts (counts, sums, quantiles): per key
+        # eps_part / (2G) = 1 for a score of sensitivity R = 2, so candidate c
+        # of the grid of [0, 8] (step 2^-8) has weight exp(0.5 * score(c) / 2),
+        # score(c) = -|#{x < c} - q n| (docs/grouped.md, "Quantiles per key").
+        pairs = [(1, 2), (3, 5), (6, 7), (1, 3)]
+        values = [v for pr in pairs for v in pr]
+        psql("CREATE TABLE qlaw(u int, k int, v float8); INSERT INTO qlaw VALUES " + ", ".join(
+            "(%d, %d, %r)" % (10 * k + i, k, float(v)) for k in range(40) for i, pr in enumerate(pairs) for v in pr))
+        try:
+            sql = "SELECT dp_seed(17);" + ("SELECT quantile FROM %s;" % call(
+                "SELECT u, k, v FROM qlaw ORDER BY 1", 6.0, "lower=0, upper=8, max_rows=2, quantile=0.5",
+                "SELECT DISTINCT k FROM qlaw")) * 50
+            rows = psql(sql)[1:]
+            self.assertEqual(len(rows), 40 * 50)
+            obs = {}
+            for r in rows:
+                b = min(7, int(math.floor(float(r[0]))))
+                obs[b] = obs.get(b, 0) + 1
+
+            def law(eps):
+                w = [0.0] * 8
+                for j in range(8 * 256 + 1):
+                    c = j / 256
+                    score = -abs(sum(1 for x in values if x < c) - 0.5 * len(values))
+                    w[min(7, j // 256)] += math.exp(eps * score / 2)
+                total = sum(w)
+                return {b: x / total for b, x in enumerate(w)}
+
+            self.assertGreater(chi_square_p(obs, law(0.5)), P_MIN)
+            # the test can fail: calibrated for sensitivity 1 instead of R (eps' = 1) the law is rejected
+            self.assertLess(chi_square_p(obs, law(1.0)), P_MIN)
+        finally:
+            psql("DROP TABLE qlaw")
 
     def test_a_unit_keeps_a_uniform_subset_of_its_keys(self):
         # 100 units, each with keys 0..4, G = 2: each key is kept by 40 units on average
@@ -552,6 +634,18 @@ MESSAGE_CASES = [
     ("SELECT u, abs(k) FROM r ORDER BY 1", 1.0, None, "SELECT k FROM pub"),
     ("SELECT u, k FROM r WHERE u = abs(u) ORDER BY 1", 1.0, None, "SELECT k FROM pub"),
     (ROWS, 1e-12, "max_groups=10000, max_rows=1000", "SELECT k FROM pub"),
+    # option quantile (docs/grouped.md, "Quantiles per key")
+    (ROWS, 1.0, "quantile=0.5", "SELECT k FROM pub"),
+    (ROWS_V, 1.0, "lower=0, upper=1, quantile=1.5", "SELECT k FROM pub"),
+    (ROWS_V, 1.0, "lower=0, upper=1, quantile=x", "SELECT k FROM pub"),
+    (ROWS_V, 1.0, "lower=0, upper=1, quantile=0.5, quantile=0.5", "SELECT k FROM pub"),
+    (ROWS_V, 1.0, "lower=0, upper=1, quantile=0.5, noise=gaussian, delta=1e-6", "SELECT k FROM pub"),
+    (ROWS_V, 1.0, "lower=0, upper=1, quantile=0.5", None),
+    # option variance
+    (ROWS, 1.0, "variance=on", "SELECT k FROM pub"),
+    (ROWS_V, 1.0, "lower=0, upper=1, variance=yes", "SELECT k FROM pub"),
+    (ROWS_V, 1.0, "lower=0, upper=1, variance=on, noise=gaussian, delta=1e-6", "SELECT k FROM pub"),
+    (ROWS_V, 1.0, "lower=0, upper=1, variance=on, quantile=0.5", None),
 ]
 
 

@@ -567,7 +567,8 @@ class Spoofing(unittest.TestCase):
 WRAPPER = """
 CREATE FUNCTION analyst_groups(rows_query text, epsilon float8, options text DEFAULT NULL, keys_query text DEFAULT NULL)
   RETURNS TABLE (key text, count int8, sum float8, mean float8, count_halfwidth int8, sum_halfwidth float8,
-                 mean_low float8, mean_high float8)
+                 mean_low float8, mean_high float8, quantile float8,
+                 variance float8, stddev float8)
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
 BEGIN
   RETURN QUERY SELECT * FROM private_groups(rows_query, epsilon, options, keys_query);

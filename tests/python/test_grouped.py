@@ -104,6 +104,37 @@ class TestGroupedExact(GroupedTestCase):
         self.assertEqual(got[0][1], 7)
         self.assertIn(got[0][2], (1.0, 2.0))
 
+    # Hostile orders of one unit's rows: a unit of 50 rows at 100 in key 0
+    # beside 10 units of one row at 0. Bounded to R = 2, key 0 keeps 12 rows,
+    # 2 of them at 100, and the 0.9-quantile's best candidates are (0, 100];
+    # were the unit's 50 rows counted (or more than R of them), they would be
+    # (100, 200]. Whatever the order the rows query gives the unit's rows in,
+    # only R are counted: in the count and in the quantile.
+    QUANTILE_ORDERS = (
+        "select u, k, v from q order by 1",
+        "select u, k, v from (select u, k, v from q order by v desc) order by 1",
+        "select u, k, v from (select u, k, v from q order by v asc) order by 1",
+        "select u, k, v from (select u, k, v from q order by u desc, v) order by 1",
+        "select u, k, v from q where v >= 0 order by 1",
+    )
+
+    def test_quantile_counts_at_most_max_rows_per_unit(self):
+        self.run_sql("create table q(u, k, v)")
+        self.db.executemany("insert into q values (?, ?, ?)",
+                            [(1, 0, 100.0)] * 50 + [(u, 0, 0.0) for u in range(2, 12)])
+        for rows in self.QUANTILE_ORDERS:
+            with self.subTest(rows=rows):
+                got = self.all("select key, count, sum, quantile from private_groups(?, ?, ?, ?)",
+                               (rows, HUGE, "max_rows=2, lower=0, upper=200, quantile=0.9", "select 0"))
+                self.assertEqual(len(got), 1)
+                self.assertEqual(got[0][:3], (0, 12, 200.0))
+                self.assertGreater(got[0][3], 0)
+                self.assertLessEqual(got[0][3], 100)
+        # without the option the column is NULL
+        got = self.all("select quantile from private_groups(?, ?, ?, ?)",
+                       (self.QUANTILE_ORDERS[0], HUGE, "max_rows=2, lower=0, upper=200", "select 0"))
+        self.assertEqual(got, [(None,)])
+
     def test_private_keys_many_units_released(self):
         self.run_sql("create table big(u, k)")
         self.db.executemany("insert into big values (?, ?)", [(u, k) for u in range(300) for k in (3, 1)])
@@ -186,7 +217,7 @@ class TestGroupedLedger(LedgerCase):
         for sql in ("insert into out select * from private_groups(?, 0.5, NULL, ?)",
                     "create table out2 as select * from private_groups(?, 0.5, NULL, ?)"):
             if sql.startswith("insert"):
-                self.run_sql("create table out(key, count, sum, mean, count_halfwidth, sum_halfwidth, mean_low, mean_high)")
+                self.run_sql("create table out(key, count, sum, mean, count_halfwidth, sum_halfwidth, mean_low, mean_high, quantile, variance, stddev)")
             got, err = self.receive(sql, (ROWS, keys))
             self.assertIsNotNone(err, sql)
             self.assertIn("privacy budget exhausted", err)
@@ -267,7 +298,7 @@ class TestGroupedShape(LedgerCase):
             self.assertRefusedFree(sql, reason, params=(rows, keys))
 
     def test_refused_shapes_charge_nothing(self):
-        self.run_sql("create table out(key, count, sum, mean, count_halfwidth, sum_halfwidth, mean_low, mean_high)")
+        self.run_sql("create table out(key, count, sum, mean, count_halfwidth, sum_halfwidth, mean_low, mean_high, quantile, variance, stddev)")
         cases = [
             ("select * from %s where key = 1" % PG, SHAPE + "after it comes where"),
             ("select * from %s join r" % PG, SHAPE + "after it comes join"),
@@ -281,7 +312,7 @@ class TestGroupedShape(LedgerCase):
             ("select * from r where u in (select key from %s)" % PG, SHAPE + "here it is inside parentheses"),
             ("with g as (select * from %s) select * from g" % PG, SHAPE + "here it is inside parentheses"),
             ("select * from %s union all select * from %s" % (PG, PG), SHAPE + "this statement calls it 2 times"),
-            ("select * from %s union all select 1, 2, 3, 4, 5, 6, 7, 8" % PG, SHAPE),
+            ("select * from %s union all select 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11" % PG, SHAPE),
             ("select * from %s limit (select 1)" % PG, SHAPE + "LIMIT and OFFSET must be literals"),
             ("insert into out select * from %s where count > 0" % PG, SHAPE),
             ("insert into out select * from (select * from %s)" % PG, SHAPE),
@@ -308,7 +339,7 @@ class TestGroupedShape(LedgerCase):
         self.assertRefusedFree("select * from r, private_groups(r.k, 1.0, NULL, 'select 1')")
 
     def test_accepted_shapes_charge_once(self):
-        self.run_sql("create table out(key, count, sum, mean, count_halfwidth, sum_halfwidth, mean_low, mean_high)")
+        self.run_sql("create table out(key, count, sum, mean, count_halfwidth, sum_halfwidth, mean_low, mean_high, quantile, variance, stddev)")
         ok = [
             ("select * from %s" % PG, ()),
             ("select * from %s as g order by count desc" % PG, ()),
@@ -329,7 +360,8 @@ class TestGroupedShape(LedgerCase):
         self.assertEqual(self.all("select key from out"), [(1,)])
         self.assertEqual(self.all("select key from made"), [(1,)])
         self.assertEqual([r[1] for r in self.all("pragma table_info(made)")],
-                         ["key", "count", "sum", "mean", "count_halfwidth", "sum_halfwidth", "mean_low", "mean_high"])
+                         ["key", "count", "sum", "mean", "count_halfwidth", "sum_halfwidth", "mean_low", "mean_high",
+                          "quantile", "variance", "stddev"])
         self.assertEqual(self.spent()[0], float(len(ok)))
 
     def test_prepared_statement_charges_each_run(self):

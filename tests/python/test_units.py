@@ -614,6 +614,47 @@ def _betacf(a, b, x):
     return h
 
 
+class TestUnitStatistics(UnitsBase):
+    """Analyst mode asks per unit what the row-level aggregates answer per
+    row: the quantile and variance options (docs/grouped.md, "Quantiles per
+    key", "Variance per key") on the allowed join form, with a ledger, on both
+    neighbours; the amplifying self-join with the same options is refused
+    when prepared on both, charging nothing."""
+
+    JOIN = "SELECT p.id, v.ward, v.cost FROM visits v JOIN patients p ON p.id = v.patient_id ORDER BY 1"
+    OPTIONS = "max_groups=2, max_rows=3, lower=0, upper=2000, quantile=0.5, variance=on"
+
+    def run_on(self, name, query, tag):
+        p = self.copy(name, tag)
+        db = lib.connect(path=p)
+        try:
+            db.execute("select dp_ledger_attach(?, 100.0)", (p + ".ledger",))
+            db.execute("select dp_analyst_mode(?)", (UNITS,))
+            rows, err = lib.receive(db, "SELECT key, count, quantile, variance, stddev FROM private_groups(?, ?, ?, ?)",
+                                    (query, 4.0, self.OPTIONS, KEYS))
+            entries = db.execute("select function, epsilon from dp_ledger_entries()").fetchall()
+            return err, rows, entries
+        finally:
+            db.close()
+
+    def test_quantile_and_variance_per_unit_in_analyst_mode(self):
+        for name in ("d", "d17"):
+            err, rows, entries = self.run_on(name, self.JOIN, "s1")
+            self.assertIsNone(err)
+            self.assertEqual(len(rows), 5)
+            for key, count, quantile, variance, stddev in rows:
+                self.assertTrue(0 <= quantile <= 2000, (key, quantile))
+                self.assertTrue(0 <= variance <= 1000 ** 2, (key, variance))
+                self.assertTrue(0 <= stddev <= 1000, (key, stddev))
+            self.assertEqual(entries, [("private_groups", 4.0)])  # one charge for the five statistics
+
+    def test_amplifying_join_refused_with_the_statistics(self):
+        out = [self.run_on(name, AMPLIFY_MEAN, "s2") for name in ("d", "d17")]
+        self.assertIsNotNone(out[0][0])
+        self.assertEqual(out[0], out[1])
+        self.assertEqual(out[0][2], [])
+
+
 class TestUnitAudit(UnitsBase):
     """The allowed join form, audited at the unit level: patient 17 (one visit,
     in oncology) with and without his rows. The event is "oncology's released

@@ -69,7 +69,8 @@ CREATE OR REPLACE VIEW dp_ledger_budget AS
 -- the queries it is given and charges the ledger, once per call.
 CREATE FUNCTION private_groups(rows_query text, epsilon float8, options text DEFAULT NULL, keys_query text DEFAULT NULL)
   RETURNS TABLE (key text, count int8, sum float8, mean float8, count_halfwidth int8, sum_halfwidth float8,
-                 mean_low float8, mean_high float8)
+                 mean_low float8, mean_high float8, quantile float8,
+                 variance float8, stddev float8)
   AS 'MODULE_PATHNAME', 'optdp_private_groups' LANGUAGE C VOLATILE PARALLEL UNSAFE CALLED ON NULL INPUT;
 
 REVOKE ALL ON optdp_budget, optdp_charges FROM PUBLIC;
