@@ -1,4 +1,4 @@
--- Plans: every optdp aggregate has a partial (parallel) plan, with a Finalize
+-- Plans: optdp's aggregates have partial (parallel) plans, with a Finalize
 -- above a Gather above a Partial Aggregate; a release is one Finalize.
 CREATE TABLE p AS SELECT g, g % 3 AS k, (g % 5)::float8 AS x FROM generate_series(0, 999) g;
 ANALYZE p;
