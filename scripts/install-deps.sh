@@ -12,7 +12,12 @@ pkgs=("${module[@]}"
       postgresql-15 postgresql-server-dev-15 postgresql-contrib  # extension/postgres and its tests
       libgtest-dev libbenchmark-dev python3 clang libclang-rt-14-dev python3-matplotlib
       python3-pip python3-setuptools python3-wheel python3-venv  # these four: tests/install (pip, offline)
-      debhelper)  # the Debian packages (debian/, dh) and their test, install.packages
+      debhelper  # the Debian packages (debian/, dh) and their test, install.packages
+      sqlite-utils python3-psycopg)  # real clients in the suite: tests/clients, postgres.psycopg
+# better-sqlite3's test (tests/clients) needs Node and npm; Debian's, unless a
+# node with its own npm is already installed (NodeSource's nodejs provides npm
+# and conflicts with Debian's npm package).
+command -v npm >/dev/null || pkgs+=(nodejs npm)
 case "${1:-all}" in
   all) ;;
   module) pkgs=("${module[@]}") ;;

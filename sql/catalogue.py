@@ -2209,7 +2209,7 @@ def special_cases():
             isolated=True, setup=["SELECT dp_ledger_attach(%s, 1.0, 1e-6)" % LD(12 + i)])
     add("private_count", "state/budget exhausted", "alpha", "a release that does not fit the budget",
         "SELECT private_count(1e-300) FROM t",
-        e("private_count", "privacy budget exhausted: 0 of 1 spent, and this release costs 690.7755278982138"),
+        e("private_count", "privacy budget exhausted: 0 of 1 spent, and this release costs 690.8"),
         isolated=True, setup=["SELECT dp_ledger_attach(%s, 1.0)" % L.replace("state", "exhausted")])
     for fn in ("dp_budget_spent", "dp_budget_remaining", "dp_delta_spent", "dp_delta_remaining"):
         add(fn, "no ledger", None, "no ledger attached", "SELECT %s()" % fn,

@@ -2,6 +2,9 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <regex>
 
 namespace optdp {
@@ -12,6 +15,33 @@ std::string format_double(double v) {
   char buf[64];
   auto r = std::to_chars(buf, buf + sizeof buf, v);
   return std::string(buf, r.ptr);
+}
+
+std::string format_figure(double v, Rounding r) {
+  if (!std::isfinite(v) || v == 0) return format_double(v);
+  if (v < 0) {  // Up of -x is -(Down of x)
+    const Rounding flipped = r == Rounding::Up ? Rounding::Down : r == Rounding::Down ? Rounding::Up : r;
+    return "-" + format_figure(-v, flipped);
+  }
+  // The nearest 4-digit decimal m * 10^(e - 3), 1000 <= m <= 9999 (glibc's
+  // printf rounds the exact binary value correctly).
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3e", v);
+  const char* exp = std::strchr(buf, 'e');
+  long m = (buf[0] - '0') * 1000L + (buf[2] - '0') * 100L + (buf[3] - '0') * 10L + (buf[4] - '0');
+  long e = std::strtol(exp + 1, nullptr, 10);
+  auto value = [](long mant, long ex) {
+    char t[32];
+    std::snprintf(t, sizeof t, "%lde%ld", mant, ex - 3);
+    return std::strtod(t, nullptr);
+  };
+  const double near = value(m, e);
+  if (r == Rounding::Up && near < v) {
+    if (++m == 10000) m = 1000, ++e;
+  } else if (r == Rounding::Down && near > v) {
+    if (--m == 999) m = 9999, --e;
+  }
+  return format_double(value(m, e));
 }
 
 std::string quote_text(std::string_view text, std::size_t max_bytes) {

@@ -11,6 +11,22 @@ namespace optdp {
 // "inf", "-inf", "NaN".
 std::string format_double(double v);
 
+// A figure optdp computed (what the ledger has spent, what a release costs),
+// as people read it: 4 significant digits, written as format_double writes
+// the 4-digit decimal ("4.459", "0.08777", "1e-05"). Arguments a message
+// quotes back stay exact (format_double): they are what the caller wrote.
+// The exact values are what the functions that return them give
+// (dp_ledger_accounts(), dp_budget_spent()).
+//   Nearest: the 4-digit decimal nearest to v.
+//   Up:      the least 4-digit decimal that reads back as a double >= v
+//            (what is spent or costs: never shown as less than it is);
+//   Down:    the greatest one that reads back as a double <= v (what a
+//            budget allows: never shown as more than it is).
+// So a sum of figures rounded Up that exceeds a figure rounded Down says
+// truly that a release does not fit. NaN and infinities as format_double.
+enum class Rounding { Nearest, Up, Down };
+std::string format_figure(double v, Rounding r = Rounding::Nearest);
+
 // A text as messages quote it: 'abc'. At most max_bytes bytes of it, never
 // cut inside a UTF-8 character, then "..." inside the quotes; NUL bytes
 // shown as \0 (so that "l1" followed by a NUL and more is not shown as

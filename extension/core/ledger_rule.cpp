@@ -24,6 +24,17 @@ zcdp::Entry ledger_entry(double epsilon, double delta, double rho) {
                                                           : zcdp::Entry::pure(epsilon);
 }
 
+namespace {
+
+// The refusal's figures, to 4 significant digits (format_figure): what is
+// spent or what a release costs rounded up, what the budget allows rounded
+// down, so the words never show a release as fitting when it does not. The
+// exact figures are dp_ledger_accounts()'s and dp_budget_spent()'s.
+std::string up(double v) { return format_figure(v, Rounding::Up); }
+std::string down(double v) { return format_figure(v, Rounding::Down); }
+
+}  // namespace
+
 std::string ledger_refusal(const LedgerAccount& a, const std::vector<zcdp::Entry>& history, const LedgerCharge& c,
                            std::string_view attach_call) {
   bool gaussian = c.rho > 0;
@@ -37,18 +48,18 @@ std::string ledger_refusal(const LedgerAccount& a, const std::vector<zcdp::Entry
   std::string why;
   if (c.rho > 0 && no_delta_budget)
     why = "privacy budget exhausted: this ledger has no delta budget (give one as " + std::string(attach_call) +
-          "), and a Gaussian release needs one (this one costs rho " + format_double(c.rho) + ")";
+          "), and a Gaussian release needs one (this one costs rho " + up(c.rho) + ")";
   else if (!gaussian && !budget_allows(a.spent_units, c.units, a.total_units))
-    why = "privacy budget exhausted: " + format_double(units_to_epsilon(a.spent_units)) + " of " +
-          format_double(units_to_epsilon(a.total_units)) + " spent, and this release costs " +
-          format_double(c.epsilon);
+    why = "privacy budget exhausted: " + up(units_to_epsilon(a.spent_units)) + " of " +
+          down(units_to_epsilon(a.total_units)) + " spent, and this release costs " +
+          up(c.epsilon);
   else if (no_delta_budget && c.delta_units != 0)
     why = "privacy budget exhausted: this ledger has no delta budget (give one as " + std::string(attach_call) +
-          "), and this release costs delta " + format_double(c.delta);
+          "), and this release costs delta " + up(c.delta);
   else if (!gaussian)
-    why = "privacy budget exhausted: delta " + format_double(units_to_delta(a.spent_delta_units)) + " of " +
-          format_double(units_to_delta(a.total_delta_units)) + " spent, and this release costs " +
-          format_double(c.delta);
+    why = "privacy budget exhausted: delta " + up(units_to_delta(a.spent_delta_units)) + " of " +
+          down(units_to_delta(a.total_delta_units)) + " spent, and this release costs " +
+          up(c.delta);
   if (no_delta_budget) return why;  // no zCDP conversion without a delta
   // zCDP (and, with Gaussian releases, basic composition as the core counts it).
   const zcdp::Entry extra = ledger_entry(c.epsilon, c.delta, c.rho);
@@ -58,13 +69,13 @@ std::string ledger_refusal(const LedgerAccount& a, const std::vector<zcdp::Entry
   if (acc.zcdp_fits || (gaussian && acc.basic_fits) || acc.pld_fits) return {};
   if (gaussian)
     why = "privacy budget exhausted: with this release (" +
-          (c.rho > 0 ? "rho " + format_double(c.rho)
-                     : "epsilon " + format_double(c.epsilon) +
-                           (c.delta > 0 ? ", delta " + format_double(c.delta) : "")) +
-          ") basic composition gives (" + format_double(acc.basic_eps) + ", " + format_double(acc.basic_delta) +
-          "), over (" + format_double(a.total_epsilon) + ", " + format_double(a.total_delta) + ")";
-  return why + "; nor does zCDP fit: rho " + format_double(acc.rho_total) + " gives delta " +
-         format_double(acc.zcdp_delta) + " at epsilon " + format_double(a.total_epsilon);
+          (c.rho > 0 ? "rho " + up(c.rho)
+                     : "epsilon " + up(c.epsilon) +
+                           (c.delta > 0 ? ", delta " + up(c.delta) : "")) +
+          ") basic composition gives (" + up(acc.basic_eps) + ", " + up(acc.basic_delta) +
+          "), over (" + down(a.total_epsilon) + ", " + down(a.total_delta) + ")";
+  return why + "; nor does zCDP fit: rho " + up(acc.rho_total) + " gives delta " +
+         up(acc.zcdp_delta) + " at epsilon " + down(a.total_epsilon);
 }
 
 }  // namespace optdp

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <span>
 #include <string>
@@ -137,3 +138,35 @@ TEST(Helpers, HideValues) {
 }
 
 }  // namespace
+
+// Figures in messages: 4 significant digits; Up never below the value, Down
+// never above it, both reading back as doubles (format_figure).
+TEST(Format, FiguresToFourDigits) {
+  using optdp::format_figure;
+  using optdp::Rounding;
+  EXPECT_EQ(format_figure(4.45888308336), "4.459");
+  EXPECT_EQ(format_figure(4.45888308336, Rounding::Down), "4.458");
+  EXPECT_EQ(format_figure(0.6931471805599454, Rounding::Up), "0.6932");
+  EXPECT_EQ(format_figure(0.6931471805599454, Rounding::Down), "0.6931");
+  EXPECT_EQ(format_figure(1.7265855487137056, Rounding::Up), "1.727");
+  EXPECT_EQ(format_figure(0.08776130853525071, Rounding::Up), "0.08777");
+  EXPECT_EQ(format_figure(690.7755278982138, Rounding::Up), "690.8");
+  EXPECT_EQ(format_figure(9.999999999999999e-06, Rounding::Up), "1e-05");
+  EXPECT_EQ(format_figure(9.999999999999999e-06, Rounding::Down), "9.999e-06");
+  EXPECT_EQ(format_figure(9.9996, Rounding::Up), "10");
+  EXPECT_EQ(format_figure(1.00001, Rounding::Down), "1");
+  EXPECT_EQ(format_figure(0.99999, Rounding::Down), "0.9999");
+  // values that are 4-digit decimals stay as written, whichever the rounding
+  for (double v : {0.5, 1.0, 4.5, 1e-06, 0.1, 2e-06, 1e-300, 5e-324, 1234.0})
+    for (Rounding r : {Rounding::Nearest, Rounding::Up, Rounding::Down})
+      EXPECT_EQ(format_figure(v, r), optdp::format_double(v)) << v;
+  EXPECT_EQ(format_figure(-0.6931471805599454, Rounding::Up), "-0.6931");
+  EXPECT_EQ(format_figure(12345678.0, Rounding::Up), "12350000");
+  EXPECT_EQ(format_figure(0.0), "0");
+  EXPECT_EQ(format_figure(std::numeric_limits<double>::infinity()), "inf");
+  // Up and Down bracket every value
+  for (double v = 1e-9; v < 1e9; v *= 1.37) {
+    EXPECT_GE(std::strtod(format_figure(v, Rounding::Up).c_str(), nullptr), v);
+    EXPECT_LE(std::strtod(format_figure(v, Rounding::Down).c_str(), nullptr), v);
+  }
+}

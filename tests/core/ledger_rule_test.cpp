@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -87,7 +88,7 @@ TEST(LedgerRule, WithADeltaBudgetZcdpFitsPastBasicComposition) {
   for (std::uint64_t i = 0; i < n; ++i) ASSERT_EQ(charge(a, h, c), "") << i;
   const std::string why = charge(a, h, c);
   EXPECT_EQ(why.rfind("privacy budget exhausted: ", 0), 0u) << why;
-  EXPECT_NE(why.find(" of 1 spent, and this release costs 0.0078125; nor does zCDP fit: rho "), std::string::npos)
+  EXPECT_NE(why.find(" of 1 spent, and this release costs 0.007813; nor does zCDP fit: rho "), std::string::npos)
       << why;
   EXPECT_EQ(h.size(), n);
 }
@@ -167,4 +168,39 @@ TEST(LedgerRule, NoSigmaWhenTheHistoryFitsOnlyByItsPrivacyCurve) {
   EXPECT_EQ(h.size(), n);
   // A pure release still fits by the curve up to the planned count (here none).
   EXPECT_EQ(optdp::zcdp::further_releases(h, Entry::pure(0.01), b), 0u);
+}
+
+// The refusal's figures have 4 significant digits: spent and costs rounded up,
+// the budget rounded down, so the words add up to "does not fit" (issue 30's
+// demo printed "4.45888308336 of 4.5 spent, and this release costs
+// 0.6931471805599454"). The exact figures are the ledger's own.
+TEST(LedgerRule, RefusalFiguresHaveFourDigits) {
+  LedgerAccount a = fresh(4.5, 0);
+  std::vector<Entry> h;
+  const auto c = optdp::ledger_charge(0.6931471805599454, 0, 0);
+  for (int i = 0; i < 6; ++i) ASSERT_EQ(charge(a, h, c), "") << i;
+  EXPECT_EQ(charge(a, h, c), "privacy budget exhausted: 4.159 of 4.5 spent, and this release costs 0.6932");
+  // with a delta budget: zCDP's figures too, rounded the same way
+  LedgerAccount d = fresh(4.5, 1e-6);
+  std::vector<Entry> hd;
+  std::string why;
+  for (int i = 0; i < 1000 && why.empty(); ++i) why = charge(d, hd, c);
+  EXPECT_EQ(why.rfind("privacy budget exhausted: ", 0), 0u) << why;
+  const auto at = why.find("; nor does zCDP fit: rho ");
+  ASSERT_NE(at, std::string::npos) << why;
+  // every figure after the words has at most 4 significant digits
+  const std::string tail = why.substr(at);
+  std::size_t i = 0;
+  while ((i = tail.find_first_of("0123456789", i)) != std::string::npos) {
+    const std::size_t j = tail.find_first_not_of("0123456789.e-", i);
+    std::string figure = tail.substr(i, j == std::string::npos ? std::string::npos : j - i);
+    const std::size_t e = figure.find('e');
+    std::string digits = figure.substr(0, e);
+    digits.erase(std::remove(digits.begin(), digits.end(), '.'), digits.end());
+    digits.erase(0, digits.find_first_not_of('0'));
+    while (!digits.empty() && digits.back() == '0') digits.pop_back();
+    EXPECT_LE(digits.size(), 4u) << figure << " in " << why;
+    if (j == std::string::npos) break;
+    i = j;
+  }
 }

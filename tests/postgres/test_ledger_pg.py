@@ -18,9 +18,7 @@ from pgserver import Server  # noqa: E402
 MODULE_DIR = None
 SERVER = None
 PRELOADED = ["shared_preload_libraries = 'optdp_pg'"]
-EPS = 0.6931471805599454  # epsilon_of_alpha(0.5), ln 2 rounded up
-EXHAUSTED = ("private_count: privacy budget exhausted: 0.69314718056 of 1 spent, and this release costs "
-             + repr(EPS))
+EXHAUSTED = "private_count: privacy budget exhausted: 0.6932 of 1 spent, and this release costs 0.6932"
 
 
 def setUpModule():

@@ -99,9 +99,25 @@ def fmt(x):
     return s[:-2] if s.endswith(".0") else s
 
 
+def figure(x, up):
+    """format_figure (extension/core/format.cpp): 4 significant digits, rounded
+    up (what is spent or costs) or down (what the budget allows), as read back."""
+    x = float(x)
+    if x == 0:
+        return fmt(x)
+    mant, exp = ("%.3e" % x).split("e")
+    m, e = int(mant.replace(".", "")), int(exp)
+    near = float("%de%d" % (m, e - 3))
+    if up and near < x:
+        m, e = (1000, e + 1) if m == 9999 else (m + 1, e)
+    elif not up and near > x:
+        m, e = (9999, e - 1) if m == 1000 else (m - 1, e)
+    return fmt(float("%de%d" % (m, e - 3)))
+
+
 def exhausted(function, spent_units, total_u, cost):
     return "%s: privacy budget exhausted: %s of %s spent, and this release costs %s" % (
-        function, fmt(spent_units / 1e12), fmt(total_u / 1e12), fmt(cost))
+        function, figure(spent_units / 1e12, True), figure(total_u / 1e12, False), figure(cost, True))
 
 
 def budget_row(path):
@@ -877,7 +893,7 @@ class TestLedgerConcurrency(LedgerTestCase):
             m = EXHAUSTED_RE.match(e)
             self.assertTrue(m, e)
             self.assertIn(m.group(1), ("private_count", "laplace_sum", "release_levels"))
-            self.assertEqual(m.group(2), fmt(self.FITS * u / 1e12))
+            self.assertEqual(m.group(2), figure(self.FITS * u / 1e12, True))
         self.assertConsistent()
 
     def test_processes_creating_one_ledger_at_once(self):

@@ -201,7 +201,7 @@ TEST_F(LedgerDelta, ManyTinyDeltasNeverExceedTheTotal) {
       EXPECT_EQ(fits, 100);
       // Spent: exactly 100 times the double 1e-7, shown rounded to a double.
       EXPECT_EQ(message_of([&] { throw e; }),
-                "privacy budget exhausted: delta 9.999999999999999e-06 of 1e-05 spent, and this release costs 1e-07");
+                "privacy budget exhausted: delta 1e-05 of 1e-05 spent, and this release costs 1e-07");
       break;
     }
   }
