@@ -138,12 +138,14 @@ const SumParams& sum_params(FunctionCallInfo fcinfo, const char* function) {
 
 ReleaseCost optdp_pg::gaussian_count_cost(FunctionCallInfo fcinfo) {
   const char* fn = agg_name(fcinfo, "gaussian_count");
-  return {fn, 0.0, count_rho(fcinfo, fn)};
+  return {fn, 0.0, count_rho(fcinfo, fn), 1};  // sensitivity 1: N_Z(0, 1 / (2 rho))
 }
 
 ReleaseCost optdp_pg::gaussian_sum_cost(FunctionCallInfo fcinfo) {
   const char* fn = agg_name(fcinfo, "gaussian_sum");
-  return {fn, 0.0, sum_params(fcinfo, fn).rho};
+  const SumParams& p = sum_params(fcinfo, fn);
+  // D grid steps, N_Z(0, D^2 / (2 rho)); none past 2^20 steps (as SQLite).
+  return {fn, 0.0, p.rho, p.grid.D() <= (1 << 20) ? p.grid.D() : 0};
 }
 
 extern "C" {
@@ -376,7 +378,7 @@ optdp::zcdp::Entry further_entry(const PlanArg& mech_a, const PlanArg& noise_a, 
   }
   if (mech == "gaussian") {
     optdp::check_positive(noise, "noise (sigma)");
-    return optdp::zcdp::Entry::gaussian(optdp::zcdp::rho_of_gaussian(sensitivity, noise * noise));
+    return optdp::planned_gaussian(sensitivity, noise * noise);  // the same entry as SQLite's
   }
   throw std::invalid_argument("mechanism must be 'geometric', 'laplace', 'staircase' or 'gaussian', but is " +
                               describe_arg(mech_a, true));

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "core/accounting.hpp"
+#include "core/ledger_rule.hpp"
 #include "core/budget.hpp"
 #include "core/privacy.hpp"
 #include "core/format.hpp"
@@ -185,7 +186,7 @@ zcdp::Entry further_entry(sqlite3_value* mech_v, sqlite3_value* noise_v, sqlite3
   }
   if (mech == "gaussian") {
     check_positive(noise, "noise (sigma)");
-    return zcdp::Entry::gaussian(zcdp::rho_of_gaussian(sensitivity, noise * noise));
+    return planned_gaussian(sensitivity, noise * noise);  // core/ledger_rule.hpp, as PostgreSQL's
   }
   throw std::invalid_argument("mechanism must be 'geometric', 'laplace', 'staircase' or 'gaussian', but is " +
                               describe(mech_v));
