@@ -2145,7 +2145,7 @@ def special_cases():
         {"ok": True, "not_null": True})
     # Planning with a ledger of (1, 1e-6): valid calls, then each argument's checks.
     add("dp_ledger_accounts", "state/ledger attached", None, "with a ledger",
-        "SELECT accounting, fits FROM dp_ledger_accounts", {"rows": [["basic", 1], ["zcdp", 1]]},
+        "SELECT accounting, fits FROM dp_ledger_accounts", {"rows": [["basic", 1], ["zcdp", 1], ["pld", 1]]},
         isolated=True, setup=["SELECT dp_ledger_attach(%s, 1.0, 1e-6)" % LD(11)])
     add("dp_ledger_accounts", "no ledger", None, "no ledger attached", "SELECT * FROM dp_ledger_accounts",
         e("dp_ledger_accounts", "no privacy ledger is attached to this connection (see dp_ledger_attach)"))

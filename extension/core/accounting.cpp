@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -202,19 +203,23 @@ void pld_account(const Summary& s, const Budget& b, Accounting& a) {
     span += 19.2 * std::sqrt(2 * rk.first * static_cast<double>(k)) * kPldResolution + 1;
   if (!(span <= kPldMaxSpan)) return;
   try {
-    pld::Pld p(kPldResolution);
+    std::optional<pld::Pld> p;  // the first group as it is: composing with the identity would copy it
     // Each step's work is known from the operands' sizes (public: they
     // depend on the history's parameters only); past kPldMaxWork the PLD is
     // not evaluated.
     bool too_much = false;
-    auto compose = [&](const pld::Pld& q) {
+    auto compose = [&](pld::Pld q) {
+      if (!p) {
+        p = std::move(q);
+        return;
+      }
       auto nz = [](const pld::Pld& x) {
         return static_cast<double>(std::count_if(x.masses().begin(), x.masses().end(), [](double m) { return m != 0; }));
       };
-      const double work = std::min(nz(p) * static_cast<double>(q.masses().size()),
-                                   nz(q) * static_cast<double>(p.masses().size()));
+      const double work = std::min(nz(*p) * static_cast<double>(q.masses().size()),
+                                   nz(q) * static_cast<double>(p->masses().size()));
       if (work > kPldMaxWork) too_much = true;
-      else p = p.compose(q);
+      else p = p->compose(q);
     };
     for (const auto& [rk, k] : s.gaussian_groups)
       if (!too_much) compose(pld::Pld::discrete_gaussian_composed(rk.first, rk.second, k, kPldResolution));
@@ -223,7 +228,8 @@ void pld_account(const Summary& s, const Budget& b, Accounting& a) {
     for (const auto& [ed, k] : s.approximates)
       if (!too_much) compose(pld::Pld::approximate_composed(ed.first, ed.second, k, kPldResolution));
     if (too_much) return;
-    a.pld_delta = p.delta(b.eps);
+    if (!p) p = pld::Pld(kPldResolution);
+    a.pld_delta = p->delta(b.eps);
     a.pld_fits = a.pld_delta <= b.delta;
     a.pld_evaluated = true;
   } catch (const std::invalid_argument&) {
@@ -234,7 +240,7 @@ void pld_account(const Summary& s, const Budget& b, Accounting& a) {
   }
 }
 
-Accounting evaluate(const Summary& in, const Budget& b) {
+Accounting evaluate(const Summary& in, const Budget& b, bool always_pld = false) {
   check_positive(b.eps, "eps");
   check(b.delta >= 0 && b.delta < 1, "delta", "in [0, 1)", b.delta);
   const Summary& s = in;
@@ -271,7 +277,8 @@ Accounting evaluate(const Summary& in, const Budget& b) {
     a.zcdp_delta = 1;
   }
   a.zcdp_fits = a.zcdp_delta <= b.delta;
-  if (!a.basic_fits && !a.zcdp_fits && b.delta > 0 && s.n_gaussian_unshifted == 0) pld_account(s, b, a);
+  if ((always_pld || (!a.basic_fits && !a.zcdp_fits)) && b.delta > 0 && s.n_gaussian_unshifted == 0)
+    pld_account(s, b, a);
   return a;
 }
 
@@ -298,6 +305,12 @@ Accounting account(const std::vector<Entry>& history, const Budget& budget) {
   Summary s;
   for (const Entry& e : history) s.add(e, 1);
   return evaluate(s, budget);
+}
+
+Accounting account_all(const std::vector<Entry>& history, const Budget& budget) {
+  Summary s;
+  for (const Entry& e : history) s.add(e, 1);
+  return evaluate(s, budget, true);
 }
 
 Accounting account(const std::vector<Entry>& history, const Entry& extra, std::uint64_t count,

@@ -97,6 +97,10 @@ struct Accounting {
 };
 
 Accounting account(const std::vector<Entry>& history, const Budget& budget);
+// The same, with the privacy curve evaluated even when basic composition or
+// zCDP fits (dp_ledger_accounts shows all three figures; still not when
+// the budget has no delta, an entry has no shift, or the work is too large).
+Accounting account_all(const std::vector<Entry>& history, const Budget& budget);
 // The same with `count` further copies of `extra` appended.
 Accounting account(const std::vector<Entry>& history, const Entry& extra, std::uint64_t count,
                    const Budget& budget);

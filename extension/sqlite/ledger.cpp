@@ -234,7 +234,7 @@ std::vector<zcdp::Entry> Ledger::read_history() {
 zcdp::Accounting Ledger::accounting() {
   exec("BEGIN");
   try {
-    auto a = zcdp::account(read_history(), {total_, total_delta_});
+    auto a = zcdp::account_all(read_history(), {total_, total_delta_});
     exec("COMMIT");
     return a;
   } catch (...) {
