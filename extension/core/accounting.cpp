@@ -182,9 +182,14 @@ constexpr double kPldResolution = 100000;
 constexpr std::size_t kPldMaxGroups = 64;
 constexpr double kPldMaxSpan = 1 << 23;
 
-// The most multiply-adds one composition of two groups may take (a few
-// hundred milliseconds at worst): two Gaussian groups' dense grids multiply.
-constexpr double kPldMaxWork = 1 << 28;
+// The most multiply-adds one composition of two groups may take (tens of
+// milliseconds; a Gaussian group of 2,000 releases at sigma 200 against a
+// group of geometric counts takes 10^8): two Gaussian groups' dense grids
+// multiply. And the most
+// values of a Gaussian group's sum (about 19.2 sqrt(k) sigma, each an exp).
+// Planning evaluates the curve dozens of times per call, so both stay small.
+constexpr double kPldMaxWork = 1 << 27;
+constexpr double kPldMaxGaussianPoints = 1 << 20;
 
 void pld_account(const Summary& s, const Budget& b, Accounting& a) {
   if (s.pures.size() + s.approximates.size() + s.gaussian_groups.size() > kPldMaxGroups) return;
@@ -199,8 +204,11 @@ void pld_account(const Summary& s, const Budget& b, Accounting& a) {
   for (const auto& [ed, k] : s.approximates) add_span(ed.first, k);
   // A Gaussian group: its sum within ~9.6 sd, at loss steps 2 rho / shift:
   // about 19.2 sqrt(2 rho k) N grid points (core/pld.cpp).
-  for (const auto& [rk, k] : s.gaussian_groups)
+  for (const auto& [rk, k] : s.gaussian_groups) {
     span += 19.2 * std::sqrt(2 * rk.first * static_cast<double>(k)) * kPldResolution + 1;
+    const double shift = static_cast<double>(rk.second);
+    if (!(19.2 * std::sqrt(static_cast<double>(k) * shift * shift / (2 * rk.first)) <= kPldMaxGaussianPoints)) return;
+  }
   if (!(span <= kPldMaxSpan)) return;
   try {
     std::optional<pld::Pld> p;  // the first group as it is: composing with the identity would copy it

@@ -170,30 +170,31 @@ TEST(LedgerRule, NoSigmaWhenTheHistoryFitsOnlyByItsPrivacyCurve) {
   EXPECT_EQ(optdp::zcdp::further_releases(h, Entry::pure(0.01), b), 0u);
 }
 
-// A mixed history decided by the privacy curve: Gaussian counts at sigma 200
-// (recorded with their shift, 1) and geometric counts at sd 200 on (1, 1e-6).
+// A mixed history decided by the privacy curve: Gaussian counts at sigma 50
+// (recorded with their shift, 1) and geometric counts at sd about 50 on (1, 1e-6) (small
+// groups: the test stays cheap).
 // The ledger takes exactly what further_releases plans, past zCDP; the same
 // history without the shifts (an old ledger's entries) is decided by zCDP
 // alone and takes fewer (fails if the Gaussian entries' shift is ignored).
 TEST(LedgerRule, MixedGaussianHistoryByPrivacyCurve) {
   const optdp::zcdp::Budget b{1.0, 1e-6};
-  const double rho = optdp::zcdp::rho_of_gaussian(1, 40000);
-  const double alpha = 0.99295, eps = -std::log(alpha);
-  std::vector<Entry> h(1000, Entry::gaussian(rho, 1));
-  for (int i = 0; i < 200; ++i) h.push_back(Entry::pure(eps));
+  const double rho = optdp::zcdp::rho_of_gaussian(1, 2500);
+  const double alpha = 0.9721, eps = -std::log(alpha);
+  std::vector<Entry> h(60, Entry::gaussian(rho, 1));
+  for (int i = 0; i < 15; ++i) h.push_back(Entry::pure(eps));
   const auto n = optdp::zcdp::further_releases(h, Entry::gaussian(rho, 1), b);
-  std::vector<Entry> old(1000, Entry::gaussian(rho));
-  for (int i = 0; i < 200; ++i) old.push_back(Entry::pure(eps));
+  std::vector<Entry> old(60, Entry::gaussian(rho));
+  for (int i = 0; i < 15; ++i) old.push_back(Entry::pure(eps));
   const auto n_old = optdp::zcdp::further_releases(old, Entry::gaussian(rho), b);
-  EXPECT_GT(n, n_old + 100) << n << " " << n_old;
+  EXPECT_GT(n, n_old + 5) << n << " " << n_old;
   const auto at_n = optdp::zcdp::account(h, Entry::gaussian(rho, 1), n, b);
   EXPECT_TRUE(at_n.pld_evaluated && at_n.pld_fits && !at_n.zcdp_fits);
   EXPECT_FALSE(optdp::zcdp::account(h, Entry::gaussian(rho, 1), n + 1, b).fits());
   // The rule: the ledger with this history accepts n more and refuses the next.
   LedgerAccount a = fresh(1.0, 1e-6);
   std::vector<Entry> lh;
-  for (int i = 0; i < 1000; ++i) ASSERT_EQ(charge(a, lh, optdp::ledger_charge(0, 0, rho, 1)), "") << i;
-  for (int i = 0; i < 200; ++i) ASSERT_EQ(charge(a, lh, optdp::ledger_charge(eps, 0, 0)), "") << i;
+  for (int i = 0; i < 60; ++i) ASSERT_EQ(charge(a, lh, optdp::ledger_charge(0, 0, rho, 1)), "") << i;
+  for (int i = 0; i < 15; ++i) ASSERT_EQ(charge(a, lh, optdp::ledger_charge(eps, 0, 0)), "") << i;
   // Charging one at a time is n evaluations; check the boundary only.
   for (std::uint64_t i = 0; i + 1 < n; ++i) lh.push_back(Entry::gaussian(rho, 1));
   ASSERT_EQ(charge(a, lh, optdp::ledger_charge(0, 0, rho, 1)), "");

@@ -175,6 +175,30 @@ TEST(GaussianLedger, PlanningAgreesWithWhatTheLedgerThenAccepts) {
   db.exec("SELECT gaussian_count(" + num(1 / (2 * sigma * sigma)) + ") FROM t");
 }
 
+// Gaussian entries without a shift (a ledger file written before the column:
+// its default, 0) leave the history to zCDP and basic composition: the
+// counts the privacy curve allows past zCDP are refused then (this test fails
+// if an entry without a shift were given one).
+TEST(GaussianLedger, EntriesWithoutAShiftAreAccountedByZcdpAlone) {
+  TempFile ledger;
+  Db db;
+  db.exec("CREATE TABLE t(x); INSERT INTO t VALUES (1);");
+  db.exec("SELECT dp_ledger_attach('" + std::string(ledger.path()) + "', 1.0, 1e-6)");
+  const double rho = 1.0 / (2 * 20.0 * 20.0);
+  for (int i = 0; i < 19; ++i) db.exec("SELECT gaussian_count(" + num(rho) + ") FROM t");  // zCDP's 19
+  EXPECT_GT(db.one_int("SELECT dp_further_releases('gaussian', 20)"), 0);  // by the curve
+  {
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(ledger.path(), &raw), SQLITE_OK);
+    sqlite3_busy_timeout(raw, 10000);
+    EXPECT_EQ(sqlite3_exec(raw, "UPDATE optdp_charges SET shift = 0", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(raw);
+  }
+  EXPECT_EQ(db.one_int("SELECT dp_further_releases('gaussian', 20)"), 0);
+  EXPECT_THROW(db.exec("SELECT gaussian_count(" + num(rho) + ") FROM t"), std::runtime_error);
+  EXPECT_EQ(db.one_int("SELECT count(*) FROM dp_ledger_entries"), 19);
+}
+
 TEST(GaussianLedger, PureLedgerRefusesGaussianReleases) {
   TempFile ledger;
   Db db;
