@@ -6,7 +6,8 @@
 // (epsilon, delta) under some valid accounting: basic composition, counted in
 // exact units (core/budget.hpp) while no Gaussian release is in the history,
 // or zCDP with the tight conversion (core/accounting.hpp, which also counts
-// basic composition with Gaussian entries). A ledger without a delta budget
+// basic composition with Gaussian entries), or the privacy curve (PLD) when
+// every Gaussian entry records its shift. A ledger without a delta budget
 // has no zCDP conversion: it refuses every release with a delta or a rho.
 #pragma once
 
