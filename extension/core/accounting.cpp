@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -135,6 +136,9 @@ struct Summary {
   __float128 rho = 0;        // Gaussian rho + eps^2/2 of pure and approximate
   std::map<double, std::uint64_t> gaussians;  // rho -> count
   std::uint64_t n_gaussian = 0;
+  // For the PLD: the Gaussian entries by (rho, shift); how many have no shift.
+  std::map<std::pair<double, std::int64_t>, std::uint64_t> gaussian_groups;
+  std::uint64_t n_gaussian_unshifted = 0;
   // For the PLD: the pure entries by eps, the approximate ones by (eps, delta).
   std::map<double, std::uint64_t> pures;
   std::map<std::pair<double, double>, std::uint64_t> approximates;
@@ -161,6 +165,8 @@ struct Summary {
         add_up(rho, count, e.rho);
         gaussians[e.rho] += count;
         n_gaussian += count;
+        if (e.shift > 0) gaussian_groups[{e.rho, e.shift}] += count;
+        else n_gaussian_unshifted += count;
         break;
     }
   }
@@ -176,8 +182,17 @@ constexpr double kPldResolution = 100000;
 constexpr std::size_t kPldMaxGroups = 64;
 constexpr double kPldMaxSpan = 1 << 23;
 
+// The most multiply-adds one composition of two groups may take (tens of
+// milliseconds; a Gaussian group of 2,000 releases at sigma 200 against a
+// group of geometric counts takes 10^8): two Gaussian groups' dense grids
+// multiply. And the most
+// values of a Gaussian group's sum (about 19.2 sqrt(k) sigma, each an exp).
+// Planning evaluates the curve dozens of times per call, so both stay small.
+constexpr double kPldMaxWork = 1 << 27;
+constexpr double kPldMaxGaussianPoints = 1 << 20;
+
 void pld_account(const Summary& s, const Budget& b, Accounting& a) {
-  if (s.pures.size() + s.approximates.size() > kPldMaxGroups) return;
+  if (s.pures.size() + s.approximates.size() + s.gaussian_groups.size() > kPldMaxGroups) return;
   // The grid's span: each group's binomial bulk (within ~9 standard deviations
   // of its mode, at most k + 1 points) times 2 eps N between its points.
   double span = 0;
@@ -187,13 +202,42 @@ void pld_account(const Summary& s, const Budget& b, Accounting& a) {
   };
   for (const auto& [eps, k] : s.pures) add_span(eps, k);
   for (const auto& [ed, k] : s.approximates) add_span(ed.first, k);
+  // A Gaussian group: its sum within ~9.6 sd, at loss steps 2 rho / shift:
+  // about 19.2 sqrt(2 rho k) N grid points (core/pld.cpp).
+  for (const auto& [rk, k] : s.gaussian_groups) {
+    span += 19.2 * std::sqrt(2 * rk.first * static_cast<double>(k)) * kPldResolution + 1;
+    const double shift = static_cast<double>(rk.second);
+    if (!(19.2 * std::sqrt(static_cast<double>(k) * shift * shift / (2 * rk.first)) <= kPldMaxGaussianPoints)) return;
+  }
   if (!(span <= kPldMaxSpan)) return;
   try {
-    pld::Pld p(kPldResolution);
-    for (const auto& [eps, k] : s.pures) p = p.compose(pld::Pld::pure_composed(eps, k, kPldResolution));
+    std::optional<pld::Pld> p;  // the first group as it is: composing with the identity would copy it
+    // Each step's work is known from the operands' sizes (public: they
+    // depend on the history's parameters only); past kPldMaxWork the PLD is
+    // not evaluated.
+    bool too_much = false;
+    auto compose = [&](pld::Pld q) {
+      if (!p) {
+        p = std::move(q);
+        return;
+      }
+      auto nz = [](const pld::Pld& x) {
+        return static_cast<double>(std::count_if(x.masses().begin(), x.masses().end(), [](double m) { return m != 0; }));
+      };
+      const double work = std::min(nz(*p) * static_cast<double>(q.masses().size()),
+                                   nz(q) * static_cast<double>(p->masses().size()));
+      if (work > kPldMaxWork) too_much = true;
+      else p = p->compose(q);
+    };
+    for (const auto& [rk, k] : s.gaussian_groups)
+      if (!too_much) compose(pld::Pld::discrete_gaussian_composed(rk.first, rk.second, k, kPldResolution));
+    for (const auto& [eps, k] : s.pures)
+      if (!too_much) compose(pld::Pld::pure_composed(eps, k, kPldResolution));
     for (const auto& [ed, k] : s.approximates)
-      p = p.compose(pld::Pld::approximate_composed(ed.first, ed.second, k, kPldResolution));
-    a.pld_delta = p.delta(b.eps);
+      if (!too_much) compose(pld::Pld::approximate_composed(ed.first, ed.second, k, kPldResolution));
+    if (too_much) return;
+    if (!p) p = pld::Pld(kPldResolution);
+    a.pld_delta = p->delta(b.eps);
     a.pld_fits = a.pld_delta <= b.delta;
     a.pld_evaluated = true;
   } catch (const std::invalid_argument&) {
@@ -204,7 +248,7 @@ void pld_account(const Summary& s, const Budget& b, Accounting& a) {
   }
 }
 
-Accounting evaluate(const Summary& in, const Budget& b) {
+Accounting evaluate(const Summary& in, const Budget& b, bool always_pld = false) {
   check_positive(b.eps, "eps");
   check(b.delta >= 0 && b.delta < 1, "delta", "in [0, 1)", b.delta);
   const Summary& s = in;
@@ -241,7 +285,8 @@ Accounting evaluate(const Summary& in, const Budget& b) {
     a.zcdp_delta = 1;
   }
   a.zcdp_fits = a.zcdp_delta <= b.delta;
-  if (!a.basic_fits && !a.zcdp_fits && b.delta > 0 && s.n_gaussian == 0) pld_account(s, b, a);
+  if ((always_pld || (!a.basic_fits && !a.zcdp_fits)) && b.delta > 0 && s.n_gaussian_unshifted == 0)
+    pld_account(s, b, a);
   return a;
 }
 
@@ -268,6 +313,12 @@ Accounting account(const std::vector<Entry>& history, const Budget& budget) {
   Summary s;
   for (const Entry& e : history) s.add(e, 1);
   return evaluate(s, budget);
+}
+
+Accounting account_all(const std::vector<Entry>& history, const Budget& budget) {
+  Summary s;
+  for (const Entry& e : history) s.add(e, 1);
+  return evaluate(s, budget, true);
 }
 
 Accounting account(const std::vector<Entry>& history, const Entry& extra, std::uint64_t count,
@@ -305,8 +356,12 @@ double sigma2_for_further(const std::vector<Entry>& history, std::uint64_t k, do
                           const Budget& budget) {
   check_positive(delta2, "delta2");
   if (k == 0) throw std::invalid_argument("k must be at least 1, but is 0");
+  // An integer sensitivity is the releases' shift, for their PLD (as
+  // ledger_rule.hpp's planned_gaussian: the ledger takes what is planned).
+  const std::int64_t shift =
+      delta2 >= 1 && delta2 <= (1 << 20) && delta2 == std::floor(delta2) ? static_cast<std::int64_t>(delta2) : 0;
   auto fits = [&](double sigma2) {
-    return account(history, Entry::gaussian(rho_of_gaussian(delta2, sigma2)), k, budget).fits();
+    return account(history, Entry::gaussian(rho_of_gaussian(delta2, sigma2), shift), k, budget).fits();
   };
   // Larger sigma, smaller rho: fits is monotone in sigma2. Search on a log scale.
   double hi = delta2 * delta2;

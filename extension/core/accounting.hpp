@@ -57,9 +57,15 @@ struct Entry {
   double eps = 0;    // pure and approximate
   double delta = 0;  // approximate (partition selection)
   double rho = 0;    // gaussian
-  static Entry pure(double eps) { return {Kind::pure, eps, 0, 0}; }
-  static Entry approximate(double eps, double delta) { return {Kind::approximate, eps, delta, 0}; }
-  static Entry gaussian(double rho) { return {Kind::gaussian, 0, 0, rho}; }
+  // gaussian: the release's integer sensitivity in its noise's lattice steps
+  // (1 for a count), its noise N_Z(0, shift^2 / (2 rho)): what its PLD needs
+  // (core/pld.hpp). 0 when unknown (ledger entries recorded before it was,
+  // and releases not dominated by one such pair): then the history is
+  // accounted by basic composition and zCDP only.
+  std::int64_t shift = 0;
+  static Entry pure(double eps) { return {Kind::pure, eps, 0, 0, 0}; }
+  static Entry approximate(double eps, double delta) { return {Kind::approximate, eps, delta, 0, 0}; }
+  static Entry gaussian(double rho, std::int64_t shift = 0) { return {Kind::gaussian, 0, 0, rho, shift}; }
 };
 
 struct Budget {
@@ -81,9 +87,9 @@ struct Accounting {
   double rho_total = 0;    // sum rho_j + sum eps_i^2 / 2, rounded up
   double zcdp_delta = 0;   // sum delta_k + delta_of_rho(rho_total, budget.eps), rounded up
   // The privacy curve (core/pld.hpp): evaluated only when neither of the
-  // above fits, the budget has a delta, no entry is Gaussian (the ledger
-  // records a Gaussian's rho, not the sigma^2 and sensitivity its PLD needs),
-  // and the grid stays small (docs/accounting.md, "The ledger and the PLD").
+  // above fits, the budget has a delta, every Gaussian entry has its shift
+  // (the sensitivity its PLD needs with rho), and the grid and the work stay
+  // small (docs/accounting.md, "The ledger and the PLD").
   bool pld_evaluated = false;
   bool pld_fits = false;
   double pld_delta = 1;    // an upper bound on the history's delta at eps = budget.eps
@@ -91,6 +97,10 @@ struct Accounting {
 };
 
 Accounting account(const std::vector<Entry>& history, const Budget& budget);
+// The same, with the privacy curve evaluated even when basic composition or
+// zCDP fits (dp_ledger_accounts shows all three figures; still not when
+// the budget has no delta, an entry has no shift, or the work is too large).
+Accounting account_all(const std::vector<Entry>& history, const Budget& budget);
 // The same with `count` further copies of `extra` appended.
 Accounting account(const std::vector<Entry>& history, const Entry& extra, std::uint64_t count,
                    const Budget& budget);
@@ -101,10 +111,11 @@ std::uint64_t further_releases(const std::vector<Entry>& history, const Entry& e
                                std::uint64_t max_count = 1000000000);
 // The sigma^2 that k >= 1 further Gaussian releases of L2 sensitivity delta2
 // each need to fit: the smallest found (to a relative 2^-30) with
-// account(history, gaussian(rho_of_gaussian(delta2, sigma2)), k, budget).fits();
+// account(history, gaussian(rho_of_gaussian(delta2, sigma2), shift), k, budget).fits(),
+// shift = delta2 when it is an integer in [1, 2^20] (else 0: no PLD);
 // +inf when no sigma fits: the history alone exhausts the budget, or fits only
-// by its privacy curve, which a Gaussian entry turns off (then basic composition
-// and zCDP, the accountings a Gaussian charge is decided by, already fail).
+// by its privacy curve and the releases have no shift (or sigma^2 so large
+// that their PLD is not evaluated, core/pld.hpp's kMaxGaussianPoints).
 double sigma2_for_further(const std::vector<Entry>& history, std::uint64_t k, double delta2,
                           const Budget& budget);
 

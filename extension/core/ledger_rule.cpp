@@ -7,20 +7,24 @@
 
 namespace optdp {
 
-LedgerCharge ledger_charge(double epsilon, double delta, double rho) {
+LedgerCharge ledger_charge(double epsilon, double delta, double rho, std::int64_t shift) {
   if (!(rho >= 0 && std::isfinite(rho)))
     throw std::invalid_argument("rho must be a finite number >= 0, but is " + format_double(rho));
+  if (shift < 0 || shift > (1 << 20) || (shift > 0 && !(rho > 0)))
+    throw std::invalid_argument("shift must be an integer in [0, 2^20], and 0 without a rho, but is " +
+                                std::to_string(shift));
   LedgerCharge c;
   c.units = rho > 0 && epsilon == 0 ? 0 : charge_units(epsilon);
   c.delta_units = delta_charge_units(delta);
   c.epsilon = epsilon;
   c.delta = delta + 0.0;  // -0 is 0
   c.rho = rho;
+  c.shift = shift;
   return c;
 }
 
-zcdp::Entry ledger_entry(double epsilon, double delta, double rho) {
-  return rho > 0 ? zcdp::Entry::gaussian(rho) : delta > 0 ? zcdp::Entry::approximate(epsilon, delta)
+zcdp::Entry ledger_entry(double epsilon, double delta, double rho, std::int64_t shift) {
+  return rho > 0 ? zcdp::Entry::gaussian(rho, shift > 0 ? shift : 0) : delta > 0 ? zcdp::Entry::approximate(epsilon, delta)
                                                           : zcdp::Entry::pure(epsilon);
 }
 
@@ -34,6 +38,12 @@ std::string up(double v) { return format_figure(v, Rounding::Up); }
 std::string down(double v) { return format_figure(v, Rounding::Down); }
 
 }  // namespace
+
+zcdp::Entry planned_gaussian(double sensitivity, double sigma2) {
+  const bool integer = sensitivity >= 1 && sensitivity <= (1 << 20) && sensitivity == std::floor(sensitivity);
+  return zcdp::Entry::gaussian(zcdp::rho_of_gaussian(sensitivity, sigma2),
+                               integer ? static_cast<std::int64_t>(sensitivity) : 0);
+}
 
 std::string ledger_refusal(const LedgerAccount& a, const std::vector<zcdp::Entry>& history, const LedgerCharge& c,
                            std::string_view attach_call) {
@@ -62,7 +72,7 @@ std::string ledger_refusal(const LedgerAccount& a, const std::vector<zcdp::Entry
           up(c.delta);
   if (no_delta_budget) return why;  // no zCDP conversion without a delta
   // zCDP (and, with Gaussian releases, basic composition as the core counts it).
-  const zcdp::Entry extra = ledger_entry(c.epsilon, c.delta, c.rho);
+  const zcdp::Entry extra = ledger_entry(c.epsilon, c.delta, c.rho, c.shift);
   const zcdp::Accounting acc = zcdp::account(history, extra, 1, {a.total_epsilon, a.total_delta});
   // The privacy curve (PLD) fits: accepted. Its refusal adds nothing to the
   // words below (they name the accountings a user can reason with).

@@ -6,7 +6,8 @@
 // (epsilon, delta) under some valid accounting: basic composition, counted in
 // exact units (core/budget.hpp) while no Gaussian release is in the history,
 // or zCDP with the tight conversion (core/accounting.hpp, which also counts
-// basic composition with Gaussian entries). A ledger without a delta budget
+// basic composition with Gaussian entries), or the privacy curve (PLD) when
+// every Gaussian entry records its shift. A ledger without a delta budget
 // has no zCDP conversion: it refuses every release with a delta or a rho.
 #pragma once
 
@@ -25,12 +26,14 @@ namespace optdp {
 // delta's units.
 struct LedgerCharge {
   double epsilon = 0, delta = 0, rho = 0;
+  std::int64_t shift = 0;  // a Gaussian release's sensitivity in lattice steps (zcdp::Entry::shift); 0: none
   std::int64_t units = 0;
   DeltaUnits delta_units = 0;
 };
 // Throws std::invalid_argument for an epsilon outside (0, 10^6] (unless rho >
-// 0 and epsilon 0), a delta outside [0, 1] or a rho not finite and >= 0.
-LedgerCharge ledger_charge(double epsilon, double delta, double rho);
+// 0 and epsilon 0), a delta outside [0, 1], a rho not finite and >= 0, or a
+// shift outside [0, 2^20] (a shift only with rho > 0).
+LedgerCharge ledger_charge(double epsilon, double delta, double rho, std::int64_t shift = 0);
 
 // The ledger's totals and what it has spent by basic composition.
 struct LedgerAccount {
@@ -39,9 +42,17 @@ struct LedgerAccount {
   DeltaUnits total_delta_units = 0, spent_delta_units = 0;
 };
 
-// One recorded release as the accountant sees it (a rho > 0: Gaussian; a
-// delta > 0: approximate; otherwise pure).
-zcdp::Entry ledger_entry(double epsilon, double delta, double rho);
+// One recorded release as the accountant sees it (a rho > 0: Gaussian, with
+// its shift, 0 when the entry has none; a delta > 0: approximate; otherwise pure).
+zcdp::Entry ledger_entry(double epsilon, double delta, double rho, std::int64_t shift = 0);
+
+// A further Gaussian release as the planning functions (dp_further_releases)
+// see it: discrete Gaussian noise with parameter sigma (sigma2 = sigma^2) on
+// a query of L2 sensitivity `sensitivity`: rho = rho_of_gaussian(sensitivity,
+// sigma2), and shift = sensitivity when that is an integer in [1, 2^20] (so a
+// gaussian_count charged at this rho, recorded with shift 1, is accounted
+// exactly as planned); otherwise no shift (zCDP and basic composition only).
+zcdp::Entry planned_gaussian(double sensitivity, double sigma2);
 
 // Whether the decision needs the history: only a ledger with a delta budget
 // can hold Gaussian or approximate releases, whose accounting reads it.

@@ -106,6 +106,33 @@ void Pld::normalise() {
     lo_ += static_cast<std::int64_t>(a);
   }
   if (m_.empty()) lo_ = 0;
+  if (m_.size() > 4096) {
+    // Long grids (a composed Gaussian group): binary128 adds are slow, so
+    // the sum is pairwise in double: blocks of 16 in order, then pairs. The
+    // computed sum s of these nonnegative terms is within gamma_L of the
+    // exact one, L = 15 + the number of pair levels (Higham, Accuracy and
+    // Stability of Numerical Algorithms, section 4.2), so the exact sum is at
+    // least s (1 - 2 L u).
+    std::vector<double> part;
+    part.reserve(m_.size() / 16 + 1);
+    for (std::size_t b = 0; b < m_.size(); b += 16) {
+      double t = 0;
+      for (std::size_t i = b; i < std::min(m_.size(), b + 16); ++i) t += m_[i];
+      part.push_back(t);
+    }
+    int levels = 0;
+    while (part.size() > 1) {
+      std::vector<double> next((part.size() + 1) / 2);
+      for (std::size_t i = 0; i < next.size(); ++i)
+        next[i] = part[2 * i] + (2 * i + 1 < part.size() ? part[2 * i + 1] : 0.0);
+      part.swap(next);
+      ++levels;
+    }
+    const __float128 lower = static_cast<__float128>(part[0]) * (1 - 2 * (15 + levels) * static_cast<__float128>(kU));
+    const __float128 rest = 1 - lower + 0x1p-112Q;
+    inf_ = rest <= 0 ? 0 : std::min(1.0, up(rest));
+    return;
+  }
   // 1 - sum(m) rounded up: the binary128 sum of n nonzero doubles is within
   // n 2^-113 of the exact one (zeros are skipped: binary128 adds are slow).
   __float128 s = 0;
@@ -353,6 +380,81 @@ Pld Pld::discrete_gaussian(double sigma2, std::int64_t Delta, double resolution)
   return b.build();
 }
 
+Pld Pld::discrete_gaussian_composed(double rho, std::int64_t shift, std::uint64_t k, double resolution) {
+  check_resolution(resolution);
+  if (!(rho > 0 && std::isfinite(rho))) bad("rho", "a finite number > 0", rho);
+  if (shift < 1 || shift > (1 << 20)) bad("shift", "an integer in [1, 2^20]", static_cast<double>(shift));
+  if (k < 1 || k > 100000000) bad("k", "an integer in [1, 10^8]", static_cast<double>(k));
+  // sigma^2 exactly as the sampler's: shift^2 / (2 rho) in binary128.
+  const __float128 Dq = static_cast<__float128>(shift), s2 = Dq * Dq / (2 * static_cast<__float128>(rho));
+  if (!(s2 >= 16)) bad("sigma2", "at least 16 (sigma >= 4)", static_cast<double>(s2));
+  const __float128 kq = static_cast<__float128>(k), var = kq * s2, N = resolution, pi2 = M_PIq * M_PIq;
+  // S, the sum of the k noises, has (docs/accounting.md, "Composed discrete
+  // Gaussians") P(S = s) >= C^k g(s) - err, g the N(0, k sigma^2) density,
+  // C = 1 / sum_m e^(-2 pi^2 sigma^2 m^2) >= e^(-2.01 e^(-2 pi^2 sigma^2)) and
+  // err = 2.01 k e^(-pi^2 sigma^2 / 2) + e^(-pi^2 k sigma^2 / 2) / (pi^2 k sigma^2).
+  const __float128 ck_low = expq(-kq * 2.01Q * expq(-2 * pi2 * s2)) * (1 - kMarginQ);
+  const double pre = down(ck_low / sqrtq(2 * M_PIq * var) * (1 - kMarginQ));
+  const double err = up((2.01Q * kq * expq(-pi2 * s2 / 2) + expq(-pi2 * var / 2) / (pi2 * var)) * (1 + kMarginQ));
+  // |s| <= T: s^2 / (2 k sigma^2) <= 46; the rest (under 1e-19) goes to +inf.
+  const double T = std::floor(static_cast<double>(sqrtq(92 * var)));
+  if (!(2 * T + 1 <= static_cast<double>(kMaxGaussianPoints)))
+    bad("k sigma^2", "small enough for at most 2^22 values of the sum", static_cast<double>(var));
+  const std::int64_t Ti = static_cast<std::int64_t>(T);
+  // Loss at S = s: (k shift^2 - 2 shift s) / (2 sigma^2); its grid index
+  // ceil(N (k D^2 - 2 D s) / (2 sigma^2)) is exact: the numerator is an
+  // integer below 2^107 and 2 sigma^2 a binary128 number, and fmaq decides
+  // the sign of c den - num with one rounding.
+  const __float128 den = 2 * s2, kD2 = kq * Dq * Dq;
+  // Fast path: v = a - b z in double is within 8 u (|a| + |b z|) of the
+  // exact N (k D^2 - 2 D z) / (2 sigma^2) (a, b and the product and
+  // difference each rounded once); when no integer is that close, ceil(v)
+  // is the exact index. Otherwise the binary128 path decides.
+  const double a_d = static_cast<double>(N * kD2 / den), b_d = static_cast<double>(2 * N * Dq / den);
+  auto exact_index = [&](std::int64_t z) {
+    const __float128 num = N * (kD2 - 2 * static_cast<__float128>(z) * Dq);
+    __float128 c = ceilq(num / den);
+    while (fmaq(c, den, -num) < 0) c += 1;
+    while (fmaq(c - 1, den, -num) >= 0) c -= 1;
+    if (!(fabsq(c) < 0x1p62Q)) throw std::invalid_argument("a loss is too large for the PLD's grid");
+    return static_cast<std::int64_t>(c);
+  };
+  auto index_of = [&](std::int64_t z) {
+    const double bz = b_d * static_cast<double>(z), v = a_d - bz;
+    const double margin = 8 * kU * (std::fabs(a_d) + std::fabs(bz)) + 1e-300;
+    const double c = std::ceil(v);
+    if (!(std::fabs(c) < 0x1p52)) return exact_index(z);
+    if (c - v > margin && v - (c - 1) > margin) return static_cast<std::int64_t>(c);
+    // v within the margin of one integer r (the margin is far below 1/2):
+    // the exact value x is in (r - 1, r + 1), and its ceiling is r when x <= r
+    // (r den - num >= 0, one fmaq), r + 1 otherwise.
+    const double r = std::nearbyint(v);
+    if (std::fabs(v - r) > margin) return exact_index(z);
+    const __float128 num = N * (kD2 - 2 * static_cast<__float128>(z) * Dq), rq = static_cast<__float128>(r);
+    // r den - num in binary128 without fma (libquadmath's fmaq is slow): the
+    // product and the difference each rounded once, so off by at most
+    // 2^-112 (|r den| + |num|); a larger result has the exact one's sign.
+    const __float128 t = rq * den - num;
+    if (fabsq(t) > (fabsq(rq * den) + fabsq(num)) * 0x1p-110Q) return static_cast<std::int64_t>(r) + (t > 0 ? 0 : 1);
+    return static_cast<std::int64_t>(r) + (fmaq(rq, den, -num) >= 0 ? 0 : 1);
+  };
+  if (index_of(-Ti) - index_of(Ti) >= kMaxSpan)
+    throw std::invalid_argument("the PLD's grid would hold more than 2^26 losses; lower the resolution");
+  // g(s) in double: x = s^2 / two_var with s^2 exact (|s| < 2^22) and two
+  // roundings (x within 2.1 u relative, at most 46: e^-x within 97 u), exp
+  // within 2 u: f within 100 u of e^(-x). f pre (1 - 256 u) computed in
+  // double is then below C^k g(s), and subtracting err keeps it a lower bound.
+  const double two_var = static_cast<double>(2 * var);
+  Builder b(resolution);
+  for (std::int64_t z = -Ti; z <= Ti; ++z) {
+    const double zd = static_cast<double>(z);
+    const double f = std::exp(-(zd * zd) / two_var);
+    const double m = f * pre * (1 - 256 * kU) - err;
+    if (m >= kTiny) b.add(index_of(z), m);
+  }
+  return b.build();
+}
+
 Pld Pld::compose(const Pld& other, double tail) const {
   check_tail(tail);
   if (other.resolution_ != resolution_) bad("resolution", "the same for both PLDs (" + format_double(resolution_) + ")", other.resolution_);
@@ -404,6 +506,21 @@ Pld Pld::compose(const Pld& other, double tail) const {
   }
   const double* bm = inner->m_.data();
   const std::size_t bn = inner->m_.size(), an = outer->m_.size();
+  const std::int64_t nz_outer = outer == this ? nz_this : nz_other;
+  if (nz_outer <= 256 || (nz_outer <= 4096 && 4 * nz_outer < static_cast<std::int64_t>(an))) {
+    // Few or sparse outer masses (a binomial group against a dense Gaussian
+    // one, where the blocks below would cost a pass over c each): each
+    // c_k is a sum of at most nz_outer nonnegative products accumulated in
+    // order, within gamma_(nz_outer) (as the sparse path above), so
+    // c_k (1 - 3 (nz_outer + 2) u) is a lower bound; no per-block buffers.
+    for (std::size_t i = 0; i < an; ++i) {
+      const double a = outer->m_[i];
+      if (a == 0) continue;
+      double* ci = c.data() + i;
+      for (std::size_t j = 0; j < bn; ++j) ci[j] += a * bm[j];
+    }
+    return finish(std::min(nz_outer, terms) + 2);
+  }
   // Blocked summation: the products of kBlock consecutive outer masses are
   // summed into t, then t is added into c. Each c_k is then a sum of at most
   // `chunks` partial sums, each of at most min(kBlock, terms) nonnegative

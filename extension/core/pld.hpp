@@ -81,6 +81,21 @@ class Pld {
   // kMaxGaussianSigma (its pmf is summed point by point).
   static constexpr double kMaxGaussianSigma = 1 << 20;
   static Pld discrete_gaussian(double sigma2, std::int64_t Delta, double resolution = kDefaultResolution);
+  // k releases like discrete_gaussian with sigma^2 = shift^2 / (2 rho)
+  // evaluated in binary128 (exactly the sigma^2 optdp's Gaussian releases
+  // sample with, core/gaussian.hpp) and sensitivity `shift`, composed at
+  // once: the loss of the k releases is rho (k - 2 S / shift), S the sum of k
+  // independent N_Z(0, sigma^2), whose pmf is bounded below by the sampled
+  // Gaussian density of variance k sigma^2 minus a proven error (Poisson
+  // summation, docs/accounting.md, "Composed discrete Gaussians"). Losses
+  // are rounded up onto the grid once for the whole group; S beyond about
+  // 9.6 sd and the error bound's mass go to +inf (a delta event).
+  // rho > 0 finite, 1 <= shift <= 2^20, 1 <= k <= 10^8, and sigma >= 4
+  // (below it the error bound is not small); throws std::invalid_argument
+  // otherwise, or when S would take more than kMaxGaussianPoints values.
+  static constexpr std::int64_t kMaxGaussianPoints = std::int64_t{1} << 22;
+  static Pld discrete_gaussian_composed(double rho, std::int64_t shift, std::uint64_t k,
+                                        double resolution = kDefaultResolution);
 
   // The PLD of the two releases one after the other (adaptively): the
   // convolution, every mass rounded down (the deficit joins inf_mass); then

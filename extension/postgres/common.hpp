@@ -68,7 +68,7 @@ optdp::Rng& backend_rng();
 // an error, and nothing may be released, if the budget does not allow it or
 // the ledger cannot be reached. Returns the entry's id, or -1 when the
 // database has no ledger. PostgreSQL side (may raise).
-std::int64_t charge_release(const char* function, double epsilon, double delta, double rho);
+std::int64_t charge_release(const char* function, double epsilon, double delta, double rho, std::int64_t shift = 0);
 // Refuses, before any argument's value is read, a call of the release table
 // function `name` (private_groups, release_levels) that is not the only
 // table of a top-level SELECT with constant or query-parameter arguments:

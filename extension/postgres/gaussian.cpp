@@ -138,12 +138,14 @@ const SumParams& sum_params(FunctionCallInfo fcinfo, const char* function) {
 
 ReleaseCost optdp_pg::gaussian_count_cost(FunctionCallInfo fcinfo) {
   const char* fn = agg_name(fcinfo, "gaussian_count");
-  return {fn, 0.0, count_rho(fcinfo, fn)};
+  return {fn, 0.0, count_rho(fcinfo, fn), 1};  // sensitivity 1: N_Z(0, 1 / (2 rho))
 }
 
 ReleaseCost optdp_pg::gaussian_sum_cost(FunctionCallInfo fcinfo) {
   const char* fn = agg_name(fcinfo, "gaussian_sum");
-  return {fn, 0.0, sum_params(fcinfo, fn).rho};
+  const SumParams& p = sum_params(fcinfo, fn);
+  // D grid steps, N_Z(0, D^2 / (2 rho)); none past 2^20 steps (as SQLite).
+  return {fn, 0.0, p.rho, p.grid.D() <= (1 << 20) ? p.grid.D() : 0};
 }
 
 extern "C" {
@@ -376,7 +378,7 @@ optdp::zcdp::Entry further_entry(const PlanArg& mech_a, const PlanArg& noise_a, 
   }
   if (mech == "gaussian") {
     optdp::check_positive(noise, "noise (sigma)");
-    return optdp::zcdp::Entry::gaussian(optdp::zcdp::rho_of_gaussian(sensitivity, noise * noise));
+    return optdp::planned_gaussian(sensitivity, noise * noise);  // the same entry as SQLite's
   }
   throw std::invalid_argument("mechanism must be 'geometric', 'laplace', 'staircase' or 'gaussian', but is " +
                               describe_arg(mech_a, true));
@@ -390,25 +392,26 @@ OPTDP_PG_FUNCTION(optdp_ledger_accounts);
 OPTDP_PG_FUNCTION(optdp_further_releases);
 OPTDP_PG_FUNCTION(optdp_gaussian_sigma);
 
-// dp_ledger_accounts() as an array the SQL function turns into SQLite's two
+// dp_ledger_accounts() as an array the SQL function turns into SQLite's three
 // rows: {basic_eps, basic_delta, basic_fits, total_epsilon, zcdp_delta,
-// rho_total, zcdp_fits} (fits as 1 or 0).
+// rho_total, zcdp_fits, pld_evaluated, pld_delta, pld_fits} (flags as 1 or 0).
 Datum optdp_ledger_accounts(PG_FUNCTION_ARGS) {
   const char* fn = "dp_ledger_accounts";
   connect_ledger(fn);
   Failure f;
-  Datum v[7];
+  Datum v[10];
   run_cpp(f, fn, [&] {
     PlanCall call;
     read_or_refuse(call);
     const optdp::zcdp::Accounting a =
-        optdp::zcdp::account(call.history, {call.account.total_epsilon, call.account.total_delta});
-    const double out[7] = {a.basic_eps, a.basic_delta, a.basic_fits ? 1.0 : 0.0, call.account.total_epsilon,
-                           a.zcdp_delta, a.rho_total, a.zcdp_fits ? 1.0 : 0.0};
-    for (int i = 0; i < 7; ++i) v[i] = Float8GetDatum(out[i]);
+        optdp::zcdp::account_all(call.history, {call.account.total_epsilon, call.account.total_delta});
+    const double out[10] = {a.basic_eps, a.basic_delta, a.basic_fits ? 1.0 : 0.0, call.account.total_epsilon,
+                            a.zcdp_delta, a.rho_total, a.zcdp_fits ? 1.0 : 0.0, a.pld_evaluated ? 1.0 : 0.0,
+                            a.pld_delta, a.pld_evaluated && a.pld_fits ? 1.0 : 0.0};
+    for (int i = 0; i < 10; ++i) v[i] = Float8GetDatum(out[i]);
   });
   raise(f);
-  PG_RETURN_ARRAYTYPE_P(construct_array(v, 7, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+  PG_RETURN_ARRAYTYPE_P(construct_array(v, 10, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
 
 // dp_further_releases(mechanism, noise [, sensitivity]): how many more such

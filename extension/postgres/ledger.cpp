@@ -196,6 +196,13 @@ std::int64_t int8_at(const PGresult* r, int row, int col) {
   return static_cast<std::int64_t>(__builtin_bswap64(u));
 }
 
+// A Gaussian entry's shift (bigint); one outside [0, 2^20] (not written by
+// optdp) counts as none, as in SQLite's ledger.
+std::int64_t shift_at(const PGresult* r, int row, int col) {
+  const std::int64_t s = int8_at(r, row, col);
+  return s >= 0 && s <= (1 << 20) ? s : 0;
+}
+
 // The budget row (total_epsilon, total_delta, total_units, spent_units,
 // total_delta_units::text, spent_delta_units::text) into account; false if
 // there is none. Takes r (cleared here). C++: throws if the row cannot be read.
@@ -216,7 +223,7 @@ bool read_account(PGresult* r, optdp::LedgerAccount& account) {
   return true;
 }
 
-// The history's rows (epsilon, delta, rho) in order, as the accountant's
+// The history's rows (epsilon, delta, rho, shift) in order, as the accountant's
 // entries. Takes r (cleared here).
 void read_history(PGresult* r, std::vector<optdp::zcdp::Entry>& history) {
   try {
@@ -224,7 +231,8 @@ void read_history(PGresult* r, std::vector<optdp::zcdp::Entry>& history) {
     history.clear();
     history.reserve(n);
     for (int i = 0; i < n; ++i)
-      history.push_back(optdp::ledger_entry(float8_at(r, i, 0), float8_at(r, i, 1), float8_at(r, i, 2)));
+      history.push_back(optdp::ledger_entry(float8_at(r, i, 0), float8_at(r, i, 1), float8_at(r, i, 2),
+                                            shift_at(r, i, 3)));
   } catch (...) {
     PQclear(r);
     throw;
@@ -296,7 +304,7 @@ bool read_ledger(optdp::LedgerAccount& account, std::vector<optdp::zcdp::Entry>&
                                            "WHERE id = 1", PGRES_TUPLES_OK),
                                        account);
     if (attached)
-      read_history(run("SELECT epsilon, delta, rho FROM optdp_charges ORDER BY id", PGRES_TUPLES_OK), history);
+      read_history(run("SELECT epsilon, delta, rho, shift FROM optdp_charges ORDER BY id", PGRES_TUPLES_OK), history);
     PQclear(run("COMMIT", PGRES_COMMAND_OK));
     return attached;
   } catch (...) {
@@ -312,7 +320,7 @@ bool read_ledger(optdp::LedgerAccount& account, std::vector<optdp::zcdp::Entry>&
 // zCDP with the tight conversion, as SQLite's ledger decides), record the
 // entry and the spend, commit before the value is released. Returns the
 // entry's id, or -1 without a ledger (nothing is written then).
-std::int64_t charge_release(const char* function, double epsilon, double delta, double rho) {
+std::int64_t charge_release(const char* function, double epsilon, double delta, double rho, std::int64_t shift) {
   char msg[1024];
   if (!ledger_connect(msg, sizeof msg))
     ereport(ERROR, (errcode(ERRCODE_CONNECTION_FAILURE), errmsg("%s: %s", function, msg)));
@@ -353,10 +361,10 @@ std::int64_t charge_release(const char* function, double epsilon, double delta, 
         throw std::runtime_error("refused: a privacy ledger is attached, and a known seed makes the noise predictable");
       }
       // Validated only with a ledger, as in SQLite (without one nothing is charged).
-      const optdp::LedgerCharge c = optdp::ledger_charge(epsilon, delta, rho);
+      const optdp::LedgerCharge c = optdp::ledger_charge(epsilon, delta, rho, shift);
       std::vector<optdp::zcdp::Entry> history;
       if (optdp::ledger_needs_history(account))
-        read_history(run("SELECT epsilon, delta, rho FROM optdp_charges ORDER BY id", 0, nullptr, PGRES_TUPLES_OK),
+        read_history(run("SELECT epsilon, delta, rho, shift FROM optdp_charges ORDER BY id", 0, nullptr, PGRES_TUPLES_OK),
                      history);
       const std::string why =
           optdp::ledger_refusal(account, history, c, "dp_ledger_attach(total_epsilon, total_delta)");
@@ -364,17 +372,18 @@ std::int64_t charge_release(const char* function, double epsilon, double delta, 
         outcome = Outcome::refused;
         throw std::runtime_error(why);
       }
-      char units_s[32], eps_s[64], pid_s[16], delta_s[64], rho_s[64], delta_units_s[64];
+      char units_s[32], eps_s[64], pid_s[16], delta_s[64], rho_s[64], delta_units_s[64], shift_s[32];
       snprintf(units_s, sizeof units_s, "%lld", static_cast<long long>(c.units));
       snprintf(eps_s, sizeof eps_s, "%.17g", c.epsilon);
       snprintf(pid_s, sizeof pid_s, "%d", MyProcPid);
       snprintf(delta_s, sizeof delta_s, "%.17g", c.delta);
       snprintf(rho_s, sizeof rho_s, "%.17g", c.rho);
+      snprintf(shift_s, sizeof shift_s, "%lld", static_cast<long long>(c.shift));
       snprintf(delta_units_s, sizeof delta_units_s, "%s", optdp::delta_units_text(c.delta_units).c_str());
-      const char* entry[] = {function, eps_s, units_s, delta_s, delta_units_s, rho_s, debug_query_string, pid_s};
-      PGresult* r = run("INSERT INTO optdp_charges(function, epsilon, units, delta, delta_units, rho, sql, pid) "
-                        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
-                        8, entry, PGRES_TUPLES_OK);
+      const char* entry[] = {function, eps_s, units_s, delta_s, delta_units_s, rho_s, debug_query_string, pid_s, shift_s};
+      PGresult* r = run("INSERT INTO optdp_charges(function, epsilon, units, delta, delta_units, rho, sql, pid, shift) "
+                        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id",
+                        9, entry, PGRES_TUPLES_OK);
       id = int8_at(r, 0, 0);
       PQclear(r);
       const char* spend[] = {units_s, delta_units_s};

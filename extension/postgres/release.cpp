@@ -149,7 +149,7 @@ void admit_grouped(const ReleaseCost& c) {
     if (!read_ledger(account, history)) return;
     if (seeded)
       throw std::runtime_error("refused: a privacy ledger is attached, and a known seed makes the noise predictable");
-    const std::string why = optdp::ledger_refusal(account, history, optdp::ledger_charge(c.epsilon, 0.0, c.rho),
+    const std::string why = optdp::ledger_refusal(account, history, optdp::ledger_charge(c.epsilon, 0.0, c.rho, c.shift),
                                                   "dp_ledger_attach(total_epsilon, total_delta)");
     if (!why.empty()) throw std::runtime_error(why);
   });
@@ -199,7 +199,7 @@ void admit_agg(AggState* as, EState* estate) {
     const ReleaseCost c = r->cost(fcinfo);
     as->curperagg = saved;
     if (plain)
-      charge_release(c.function, c.epsilon, 0.0, c.rho);
+      charge_release(c.function, c.epsilon, 0.0, c.rho, c.shift);
     else
       admit_grouped(c);
     add_admission(estate, pa->aggref, c, plain);
@@ -356,7 +356,7 @@ void charge_now(const ReleaseCost& cost) {
     no_ledger_as_of = before;
     return;
   }
-  charge_release(cost.function, cost.epsilon, 0.0, cost.rho);
+  charge_release(cost.function, cost.epsilon, 0.0, cost.rho, cost.shift);
 }
 
 }  // namespace

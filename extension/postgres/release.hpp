@@ -40,6 +40,9 @@ struct ReleaseCost {
   const char* function;
   double epsilon;
   double rho;
+  // A Gaussian release's sensitivity in its noise's lattice steps, recorded
+  // for its privacy loss distribution (core/ledger_rule.hpp); 0: none.
+  std::int64_t shift = 0;
 };
 
 // Installs the executor hooks and the transaction callbacks (from _PG_init).

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "core/accounting.hpp"
+#include "core/ledger_rule.hpp"
 #include "core/budget.hpp"
 #include "core/privacy.hpp"
 #include "core/format.hpp"
@@ -185,7 +186,7 @@ zcdp::Entry further_entry(sqlite3_value* mech_v, sqlite3_value* noise_v, sqlite3
   }
   if (mech == "gaussian") {
     check_positive(noise, "noise (sigma)");
-    return zcdp::Entry::gaussian(zcdp::rho_of_gaussian(sensitivity, noise * noise));
+    return planned_gaussian(sensitivity, noise * noise);  // core/ledger_rule.hpp, as PostgreSQL's
   }
   throw std::invalid_argument("mechanism must be 'geometric', 'laplace', 'staircase' or 'gaussian', but is " +
                               describe(mech_v));
@@ -227,14 +228,29 @@ void dp_gaussian_sigma_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) 
 namespace {
 
 // (accounting, epsilon, delta, rho, fits): the ledger's whole history under
-// basic composition and under zCDP; the budget holds while either fits.
+// basic composition, under zCDP and at its privacy curve ('pld': delta NULL
+// when the curve is not evaluated: no delta budget, a Gaussian entry without
+// a shift, or too much work); the budget holds while any fits.
 class AccountRows final : public RowSource {
  public:
   AccountRows(zcdp::Accounting a, double total_eps) : a_(a), eps_(total_eps) {}
-  bool eof() const override { return i_ >= 2; }
+  bool eof() const override { return i_ >= 3; }
   void next() override { ++i_; }
   void column(sqlite3_context* ctx, int c) const override {
     const bool basic = i_ == 0;
+    if (i_ == 2) {  // the privacy curve
+      switch (c) {
+        case 0: sqlite3_result_text(ctx, "pld", -1, SQLITE_STATIC); break;
+        case 1: sqlite3_result_double(ctx, eps_); break;
+        case 2:
+          if (a_.pld_evaluated) sqlite3_result_double(ctx, a_.pld_delta);
+          else sqlite3_result_null(ctx);
+          break;
+        case 3: sqlite3_result_null(ctx); break;
+        default: sqlite3_result_int(ctx, a_.pld_evaluated && a_.pld_fits); break;
+      }
+      return;
+    }
     switch (c) {
       case 0: sqlite3_result_text(ctx, basic ? "basic" : "zcdp", -1, SQLITE_STATIC); break;
       case 1: sqlite3_result_double(ctx, basic ? a_.basic_eps : eps_); break;

@@ -98,11 +98,11 @@ std::optional<std::int64_t> Connection::charge(const char* function, double epsi
   return ledger_->charge(function, epsilon, delta, sql.empty() ? nullptr : sql.c_str(), released_keys);
 }
 
-std::optional<std::int64_t> Connection::charge_gaussian(const char* function, double rho) {
+std::optional<std::int64_t> Connection::charge_gaussian(const char* function, double rho, std::int64_t shift) {
   if (!ledger_) return std::nullopt;
   check_ledger_not_shadowed();
   const std::string sql = running_sql(db_, function);
-  return ledger_->charge(function, 0, 0, sql.empty() ? nullptr : sql.c_str(), std::nullopt, rho);
+  return ledger_->charge(function, 0, 0, sql.empty() ? nullptr : sql.c_str(), std::nullopt, rho, shift);
 }
 
 AnalystMode& Connection::analyst_mode() {

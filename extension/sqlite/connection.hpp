@@ -53,7 +53,8 @@ class Connection {
   std::optional<std::int64_t> charge(const char* function, double epsilon, double delta = 0,
                                      std::optional<std::int64_t> released_keys = std::nullopt);
   // Charges one Gaussian release of `function` at rho (zCDP), likewise.
-  std::optional<std::int64_t> charge_gaussian(const char* function, double rho);
+  // shift: the release's sensitivity in its noise's lattice steps (Ledger::charge); 0 when none.
+  std::optional<std::int64_t> charge_gaussian(const char* function, double rho, std::int64_t shift = 0);
   // Records released_keys in entry `id` (nothing without a ledger).
   void record_released_keys(std::optional<std::int64_t> id, std::int64_t released_keys);
 

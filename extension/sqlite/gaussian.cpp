@@ -46,6 +46,8 @@ struct GaussianCount {
   };
   static Plan plan(const std::vector<Param>& p, int) { return {rho_param(p[0])}; }
   static double rho(const Plan& plan) { return plan.rho; }
+  // The ledger's shift: sensitivity 1, the noise N_Z(0, 1 / (2 rho)) (core/pld.hpp).
+  static std::int64_t shift(const Plan&) { return 1; }
   static void add(const Plan&, Data& d, std::byte*, sqlite3_value** argv) noexcept {
     if (ARGC == 1 || sqlite3_value_type(argv[0]) != SQLITE_NULL) ++d.rows;
   }
@@ -83,6 +85,9 @@ struct GaussianSum {
     return plan;
   }
   static double rho(const Plan& plan) { return plan.rho; }
+  // The ledger's shift: D grid steps, the noise N_Z(0, D^2 / (2 rho)); none
+  // past 2^20 steps (the PLD's limit: zCDP accounts for it).
+  static std::int64_t shift(const Plan& plan) { return plan.grid.D() <= (1 << 20) ? plan.grid.D() : 0; }
   static void add(const Plan& plan, Data& d, std::byte*, sqlite3_value** argv) noexcept {
     sqlite3_value* x = argv[0];
     const int t = sqlite3_value_type(x);

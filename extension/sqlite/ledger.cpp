@@ -53,6 +53,13 @@ constexpr AddedColumn kAddedColumns[] = {
     // A Gaussian release's zCDP cost (its epsilon and delta are then 0); 0 for
     // every other release, which is pure (or, with a delta, approximate) DP.
     {"optdp_charges", "rho", "REAL NOT NULL DEFAULT 0"},
+    // A Gaussian release's sensitivity in its noise's lattice steps (its noise
+    // is N_Z(0, shift^2 / (2 rho))): what its privacy loss distribution needs
+    // (core/pld.hpp). 0 for other releases, for Gaussian releases charged
+    // before this column (or by an older optdp) and for those without one
+    // such pair (private_groups): a history with such a Gaussian entry is
+    // accounted by basic composition and zCDP only (docs/accounting.md).
+    {"optdp_charges", "shift", "INTEGER NOT NULL DEFAULT 0"},
 };
 
 }  // namespace
@@ -140,9 +147,9 @@ Ledger::Ledger(const std::string& path, double total, double total_delta, Durabi
     prepare("SELECT total_units, spent_units, total_delta_units, spent_delta_units FROM optdp_budget WHERE id = 1",
             read_.out());
     prepare("INSERT INTO optdp_charges(time, function, epsilon, units, sql, pid, delta, delta_units, released_keys, "
-            "rho) VALUES (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            "rho, shift) VALUES (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             insert_.out());
-    prepare("SELECT epsilon, delta, rho FROM optdp_charges ORDER BY id", history_.out());
+    prepare("SELECT epsilon, delta, rho, shift FROM optdp_charges ORDER BY id", history_.out());
     // spent_delta_units is a decimal count beyond SQL's arithmetic: the new
     // value is computed from the one read in the same IMMEDIATE transaction.
     prepare("UPDATE optdp_budget SET spent_units = spent_units + ?1, spent_delta_units = ?2 WHERE id = 1", update_.out());
@@ -214,7 +221,9 @@ std::vector<zcdp::Entry> Ledger::read_history() {
   while ((rc = sqlite3_step(history_)) == SQLITE_ROW) {
     const double eps = sqlite3_column_double(history_, 0), delta = sqlite3_column_double(history_, 1),
                  rho = sqlite3_column_double(history_, 2);
-    out.push_back(ledger_entry(eps, delta, rho));
+    const std::int64_t shift = sqlite3_column_int64(history_, 3);
+    // A shift outside [0, 2^20] (not written by optdp) counts as none.
+    out.push_back(ledger_entry(eps, delta, rho, shift >= 0 && shift <= (1 << 20) ? shift : 0));
   }
   sqlite3_reset(history_);
   if (rc != SQLITE_DONE)
@@ -225,7 +234,7 @@ std::vector<zcdp::Entry> Ledger::read_history() {
 zcdp::Accounting Ledger::accounting() {
   exec("BEGIN");
   try {
-    auto a = zcdp::account(read_history(), {total_, total_delta_});
+    auto a = zcdp::account_all(read_history(), {total_, total_delta_});
     exec("COMMIT");
     return a;
   } catch (...) {
@@ -247,10 +256,10 @@ std::vector<zcdp::Entry> Ledger::history() {
 }
 
 std::int64_t Ledger::charge(const char* function, double epsilon, double delta, const char* sql,
-                            std::optional<std::int64_t> released_keys, double rho) {
+                            std::optional<std::int64_t> released_keys, double rho, std::int64_t shift) {
   // A Gaussian release has no epsilon of its own (0 units): the accountant
   // converts its rho (docs/accounting.md).
-  const LedgerCharge c = ledger_charge(epsilon, delta, rho);
+  const LedgerCharge c = ledger_charge(epsilon, delta, rho, shift);
   const DeltaUnits delta_units = c.delta_units;
   const std::int64_t units = c.units;
   delta = c.delta;
@@ -288,6 +297,7 @@ std::int64_t Ledger::charge(const char* function, double epsilon, double delta, 
     if (released_keys) sqlite3_bind_int64(insert_, 8, *released_keys);
     else sqlite3_bind_null(insert_, 8);
     sqlite3_bind_double(insert_, 9, rho);
+    sqlite3_bind_int64(insert_, 10, c.shift);
     const int ins = sqlite3_step(insert_);
     sqlite3_reset(insert_);
     sqlite3_clear_bindings(insert_);

@@ -72,11 +72,14 @@ class Ledger {
   // std::invalid_argument for a delta outside [0, 1] or negative
   // released_keys. released_keys (the number of keys a grouped release
   // published) is recorded as given; NULL when absent. Returns the entry's id.
-  // rho > 0: a Gaussian release (epsilon and delta 0), accounted in zCDP.
+  // rho > 0: a Gaussian release (epsilon and delta 0), accounted in zCDP;
+  // shift > 0: its noise is N_Z(0, shift^2 / (2 rho)) on a query of integer
+  // sensitivity shift, which its privacy loss distribution needs (0: none).
   // The charge fits if the whole history with it is within the budget under
   // basic composition or under zCDP (docs/accounting.md).
   std::int64_t charge(const char* function, double epsilon, double delta, const char* sql,
-                      std::optional<std::int64_t> released_keys = std::nullopt, double rho = 0);
+                      std::optional<std::int64_t> released_keys = std::nullopt, double rho = 0,
+                      std::int64_t shift = 0);
   // The ledger's history as the accountant sees it, and both accountings of it.
   std::vector<zcdp::Entry> history();
   zcdp::Accounting accounting();

@@ -103,7 +103,8 @@ struct Aggregate {
     std::memcpy(static_cast<void*>(&st->plan), &*plan, sizeof(Plan));
     st->ready = guard(ctx, F::kName, [&] {
       if constexpr (requires { F::init(st->plan, st->data); }) F::init(st->plan, st->data);
-      if constexpr (requires { F::rho(st->plan); }) connection(ctx).charge_gaussian(F::kName, F::rho(st->plan));
+      if constexpr (requires { F::rho(st->plan); })
+        connection(ctx).charge_gaussian(F::kName, F::rho(st->plan), F::shift(st->plan));
       else connection(ctx).charge(F::kName, F::epsilon(st->plan));
     });
     return st;

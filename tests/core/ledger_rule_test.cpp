@@ -38,7 +38,7 @@ std::string charge(LedgerAccount& a, std::vector<Entry>& history, const optdp::L
   if (!why.empty()) return why;
   a.spent_units += c.units;
   a.spent_delta_units += c.delta_units;
-  history.push_back(optdp::ledger_entry(c.epsilon, c.delta, c.rho));
+  history.push_back(optdp::ledger_entry(c.epsilon, c.delta, c.rho, c.shift));
   return {};
 }
 
@@ -158,10 +158,11 @@ TEST(LedgerRule, NoSigmaWhenTheHistoryFitsOnlyByItsPrivacyCurve) {
   for (std::uint64_t i = 0; i < n; ++i) ASSERT_EQ(charge(a, h, optdp::ledger_charge(0.01, 0, 0)), "") << i;
   const auto alone = optdp::zcdp::account(h, b);
   EXPECT_TRUE(alone.pld_fits && !alone.zcdp_fits && !alone.basic_fits);
-  // A Gaussian entry turns the curve off, and the history alone already fails basic
+  // A Gaussian entry without a shift (here: a sensitivity that is not an
+  // integer) turns the curve off, and the history alone already fails basic
   // composition and zCDP: no sigma fits, so planning gives none (NULL in SQL) ...
-  for (std::uint64_t k : {1ull, 10ull, 1000ull})
-    EXPECT_TRUE(std::isinf(optdp::zcdp::sigma2_for_further(h, k, 1.0, b))) << k;
+  for (std::uint64_t k : {1ull, 1000ull})
+    EXPECT_TRUE(std::isinf(optdp::zcdp::sigma2_for_further(h, k, 1.5, b))) << k;
   EXPECT_EQ(optdp::zcdp::further_releases(h, Entry::gaussian(optdp::zcdp::rho_of_gaussian(1, 4e4)), b), 0u);
   // ... and the ledger refuses a Gaussian release however small its rho.
   EXPECT_NE(charge(a, h, optdp::ledger_charge(0, 0, 1e-300)), "");
@@ -203,4 +204,37 @@ TEST(LedgerRule, RefusalFiguresHaveFourDigits) {
     if (j == std::string::npos) break;
     i = j;
   }
+
+// A mixed history decided by the privacy curve: Gaussian counts at sigma 50
+// (recorded with their shift, 1) and geometric counts at sd about 50 on (1, 1e-6) (small
+// groups: the test stays cheap).
+// The ledger takes exactly what further_releases plans, past zCDP; the same
+// history without the shifts (an old ledger's entries) is decided by zCDP
+// alone and takes fewer (fails if the Gaussian entries' shift is ignored).
+TEST(LedgerRule, MixedGaussianHistoryByPrivacyCurve) {
+  const optdp::zcdp::Budget b{1.0, 1e-6};
+  const double rho = optdp::zcdp::rho_of_gaussian(1, 2500);
+  const double alpha = 0.9721, eps = -std::log(alpha);
+  std::vector<Entry> h(60, Entry::gaussian(rho, 1));
+  for (int i = 0; i < 15; ++i) h.push_back(Entry::pure(eps));
+  const auto n = optdp::zcdp::further_releases(h, Entry::gaussian(rho, 1), b);
+  std::vector<Entry> old(60, Entry::gaussian(rho));
+  for (int i = 0; i < 15; ++i) old.push_back(Entry::pure(eps));
+  const auto n_old = optdp::zcdp::further_releases(old, Entry::gaussian(rho), b);
+  EXPECT_GT(n, n_old + 5) << n << " " << n_old;
+  const auto at_n = optdp::zcdp::account(h, Entry::gaussian(rho, 1), n, b);
+  EXPECT_TRUE(at_n.pld_evaluated && at_n.pld_fits && !at_n.zcdp_fits);
+  EXPECT_FALSE(optdp::zcdp::account(h, Entry::gaussian(rho, 1), n + 1, b).fits());
+  // The rule: the ledger with this history accepts n more and refuses the next.
+  LedgerAccount a = fresh(1.0, 1e-6);
+  std::vector<Entry> lh;
+  for (int i = 0; i < 60; ++i) ASSERT_EQ(charge(a, lh, optdp::ledger_charge(0, 0, rho, 1)), "") << i;
+  for (int i = 0; i < 15; ++i) ASSERT_EQ(charge(a, lh, optdp::ledger_charge(eps, 0, 0)), "") << i;
+  // Charging one at a time is n evaluations; check the boundary only.
+  for (std::uint64_t i = 0; i + 1 < n; ++i) lh.push_back(Entry::gaussian(rho, 1));
+  ASSERT_EQ(charge(a, lh, optdp::ledger_charge(0, 0, rho, 1)), "");
+  EXPECT_NE(charge(a, lh, optdp::ledger_charge(0, 0, rho, 1)), "");
+  // A shift without a rho, or out of range, is refused as an argument.
+  EXPECT_THROW(optdp::ledger_charge(0.1, 0, 0, 1), std::invalid_argument);
+  EXPECT_THROW(optdp::ledger_charge(0, 0, rho, -1), std::invalid_argument);
 }

@@ -470,7 +470,7 @@ class SameDecisionsAsSQLite(unittest.TestCase):
                             "%s %s: %r on PostgreSQL, %r in SQLite" % (label, sql, g, w))
         got = psql("SET extra_float_digits = 1; SELECT * FROM dp_ledger_accounts()", db="gsame")
         want = lite.execute("SELECT * FROM dp_ledger_accounts").fetchall()
-        self.assertEqual(len(got), 2)
+        self.assertEqual(len(got), 3)
         for g, w in zip(got, want):
             self.assertEqual(g[0], w[0])
             self.assertEqual({"t": 1, "f": 0}[g[4]], w[4], "%s %s" % (label, g))
@@ -525,15 +525,39 @@ class SameDecisionsAsSQLite(unittest.TestCase):
             self.assertIsNone(lite_error(lite, sql))
             psql(sql, db="gsame")
             self.compare_plans(lite, "after %d pure releases" % n)
-            # the history fits only by its privacy curve, which a Gaussian entry turns off:
-            # no sigma lets one more Gaussian release fit, on either engine
-            self.assertIsNone(lite.execute("SELECT dp_gaussian_sigma(1)").fetchone()[0])
-            self.assertEqual(psql("\\pset null NULL\nSELECT dp_gaussian_sigma(1)", db="gsame"), [["NULL"]])
+            # the history fits only by its privacy curve, which a Gaussian entry without a
+            # shift (a sensitivity that is not an integer) turns off: no sigma lets one more
+            # such release fit, on either engine
+            self.assertIsNone(lite.execute("SELECT dp_gaussian_sigma(1, 1.5)").fetchone()[0])
+            self.assertEqual(psql("\\pset null NULL\nSELECT dp_gaussian_sigma(1, 1.5)", db="gsame"), [["NULL"]])
             one = "SELECT laplace_sum(x, 0.01, 10) FROM t"
             want = lite_error(lite, one)
             self.assertIsNotNone(want)
             self.assertEqual(SERVER.error_of(one, db="gsame"), want)
             self.assertEqual(psql("SELECT count(*) FROM dp_ledger_entries", db="gsame"), [[str(n)]])
+
+    def test_a_mixed_history_decided_by_the_privacy_curve(self):
+        # Gaussian counts (recorded with shift 1) and geometric counts until the budget's end:
+        # past what zCDP allows, the privacy curve (PLD) decides, identically on both engines
+        # (fails when either engine drops the shift: it then refuses where the other accepts)
+        psql("SELECT dp_ledger_attach(1, 1e-6)", db="gsame")
+        g, p = "SELECT gaussian_count(0.002) FROM t", "SELECT private_count(0.95) FROM t"
+        accepted = 0
+        with tempfile.TemporaryDirectory() as d:
+            lite = lite_ledger(d, 1.0, 1e-6)
+            for i, sql in enumerate([g, p] * 3 + [g] * 10):
+                want = lite_error(lite, sql)
+                if want is not None:
+                    want = want.replace(LITE_ATTACH, PG_ATTACH)
+                got = SERVER.error_of(sql, db="gsame")
+                self.assertEqual(got, want, "step %d: %s" % (i, sql))
+                accepted += got is None
+            # the sequence reached the budget's end, and what was accepted fits by neither
+            # basic composition nor zCDP: the curve took it
+            self.assertLess(accepted, 16)
+            self.assertEqual(psql("SELECT accounting, fits FROM dp_ledger_accounts()", db="gsame"),
+                             [["basic", "f"], ["zcdp", "f"], ["pld", "t"]])
+            self.compare_plans(lite, "a mixed history by the curve")
 
     def test_exact_values_whatever_extra_float_digits(self):
         # the ledger's connection reads the history's doubles exactly, also where the
@@ -553,19 +577,20 @@ class SameDecisionsAsSQLite(unittest.TestCase):
 
     def test_planned_gaussian_releases_are_accepted_exactly(self):
         # SQLite's GaussianLedger.PlanningAgreesWithWhatTheLedgerThenAccepts: on a fresh
-        # (1, 1e-6) ledger, k further counts of sigma 200; spend k - 3, then exactly 3 fit
+        # (1, 1e-6) ledger, k further counts of sigma 20 (19 by zCDP, more by the privacy
+        # curve); spend k - 3, then exactly 3 fit
         psql("SELECT dp_ledger_attach(1, 1e-6)", db="gsame")
-        rho = repr(1 / (2 * 200.0 * 200.0))
+        rho = repr(1 / (2 * 20.0 * 20.0))
         with tempfile.TemporaryDirectory() as d:
             lite = lite_ledger(d, 1.0, 1e-6)
-            k = lite.execute("SELECT dp_further_releases('gaussian', 200)").fetchone()[0]
-            self.assertGreaterEqual(k, 1900)
-            self.assertEqual(psql("SELECT dp_further_releases('gaussian', 200)", db="gsame"), [[str(k)]])
+            k = lite.execute("SELECT dp_further_releases('gaussian', 20)").fetchone()[0]
+            self.assertGreater(k, 19)
+            self.assertEqual(psql("SELECT dp_further_releases('gaussian', 20)", db="gsame"), [[str(k)]])
             spend = "SELECT k, gaussian_count(%s) FROM t WHERE k < %d GROUP BY k" % (rho, k - 3)
             self.assertIsNone(lite_error(lite, spend))
             self.assertEqual(len(psql(spend, db="gsame")), k - 3)
             self.compare_plans(lite, "after k - 3")
-            self.assertEqual(psql("SELECT dp_further_releases('gaussian', 200)", db="gsame"), [["3"]])
+            self.assertEqual(psql("SELECT dp_further_releases('gaussian', 20)", db="gsame"), [["3"]])
             one = "SELECT gaussian_count(%s) FROM t" % rho
             for _ in range(3):
                 self.assertIsNone(lite_error(lite, one))
@@ -574,10 +599,10 @@ class SameDecisionsAsSQLite(unittest.TestCase):
             self.assertIsNotNone(want)
             self.assertEqual(SERVER.error_of(one, db="gsame"), want)
             self.assertEqual(psql("SELECT count(*) FROM dp_ledger_entries", db="gsame"), [[str(k)]])
-            # one more fits with more noise than 200, and the ledger then accepts it
+            # one more fits with more noise than 20, and the ledger then accepts it
             sigma = float(psql("SELECT dp_gaussian_sigma(1)", db="gsame")[0][0])
             self.assertEqual(sigma, lite.execute("SELECT dp_gaussian_sigma(1)").fetchone()[0])
-            self.assertGreater(sigma, 200)
+            self.assertGreater(sigma, 20)
             psql("SELECT gaussian_count(%r) FROM t" % (1 / (2 * sigma * sigma)), db="gsame")
 
 

@@ -1269,7 +1269,8 @@ class TestLedgerDelta(LedgerTestCase):
         self.assertEqual(self.attach(3.0), (total_units(3.0) - spent0) / 1e12)
         self.assertEqual(columns(self.ledger, "optdp_budget"),
                          old_budget + ["total_delta", "total_delta_units", "spent_delta_units"])
-        self.assertEqual(columns(self.ledger, "optdp_charges"), old_charges + ["delta", "delta_units", "released_keys", "rho"])
+        self.assertEqual(columns(self.ledger, "optdp_charges"), old_charges + ["delta", "delta_units", "released_keys", "rho",
+                                                                      "shift"])
         self.assertEqual(delta_row(self.ledger), [(0.0, "0", "0")])
         self.assertEqual(self.db.execute("select dp_budget_spent(), dp_delta_spent(), dp_delta_remaining()").fetchall(),
                          [(spent0 / 1e12, 0.0, 0.0)])
@@ -1306,7 +1307,8 @@ class TestLedgerDelta(LedgerTestCase):
             self.assertFalse([m for m in msgs if "x" in m or "e" in m], msgs)
         self.assertEqual(columns(self.ledger, "optdp_budget")[-3:],
                          ["total_delta", "total_delta_units", "spent_delta_units"])
-        self.assertEqual(columns(self.ledger, "optdp_charges")[-4:], ["delta", "delta_units", "released_keys", "rho"])
+        self.assertEqual(columns(self.ledger, "optdp_charges")[-5:],
+                         ["delta", "delta_units", "released_keys", "rho", "shift"])
         self.assertEqual(len(charges(self.ledger)), 9)
         self.assertEqual(delta_row(self.ledger), [(0.0, "0", "0")])
         self.assertConsistent()

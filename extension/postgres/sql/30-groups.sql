@@ -14,7 +14,12 @@ ALTER TABLE optdp_budget
 ALTER TABLE optdp_charges
   ADD COLUMN delta_units numeric NOT NULL DEFAULT 0,
   ADD COLUMN rho float8 NOT NULL DEFAULT 0,
-  ADD COLUMN released_keys bigint;
+  ADD COLUMN released_keys bigint,
+  -- A Gaussian release's sensitivity in its noise's lattice steps (its noise
+  -- is N_Z(0, shift^2 / (2 rho))), for its privacy loss distribution; 0 for
+  -- the others and where unknown: such a Gaussian entry leaves the history to
+  -- basic composition and zCDP (docs/accounting.md, as SQLite's ledger).
+  ADD COLUMN shift bigint NOT NULL DEFAULT 0;
 
 CREATE FUNCTION optdp_total_delta_units(float8) RETURNS text
   AS 'MODULE_PATHNAME', 'optdp_total_delta_units' LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;

@@ -77,13 +77,15 @@ CREATE AGGREGATE gaussian_sum_merge(state bytea, rho float8, lower float8, upper
 -- argument is a shorter overload (an explicit NULL is refused, as in SQLite).
 CREATE FUNCTION optdp_ledger_accounts() RETURNS float8[]
   AS 'MODULE_PATHNAME', 'optdp_ledger_accounts' LANGUAGE C VOLATILE PARALLEL RESTRICTED;
--- dp_ledger_accounts(): SQLite's table of both accountings of the whole history
--- (fits: a boolean here, 1 or 0 there).
+-- dp_ledger_accounts(): SQLite's table of the three accountings of the whole
+-- history (fits: a boolean here, 1 or 0 there; the 'pld' row's delta NULL when
+-- the privacy curve is not evaluated).
 CREATE FUNCTION dp_ledger_accounts()
   RETURNS TABLE(accounting text, epsilon float8, delta float8, rho float8, fits boolean)
   LANGUAGE sql VOLATILE PARALLEL RESTRICTED AS $$
   SELECT v.* FROM optdp_ledger_accounts() a,
-    LATERAL (VALUES ('basic', a[1], a[2], NULL::float8, a[3] <> 0), ('zcdp', a[4], a[5], a[6], a[7] <> 0)) v
+    LATERAL (VALUES ('basic', a[1], a[2], NULL::float8, a[3] <> 0), ('zcdp', a[4], a[5], a[6], a[7] <> 0),
+                    ('pld', a[4], CASE WHEN a[8] <> 0 THEN a[9] END, NULL::float8, a[10] <> 0)) v
 $$;
 CREATE FUNCTION dp_further_releases(mechanism text, noise float8) RETURNS int8
   AS 'MODULE_PATHNAME', 'optdp_further_releases' LANGUAGE C VOLATILE PARALLEL RESTRICTED;
