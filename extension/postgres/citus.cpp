@@ -6,6 +6,7 @@
 
 extern "C" {
 #include "postgres.h"
+#include "access/htup_details.h"
 #include "access/xact.h"
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
@@ -15,7 +16,9 @@ extern "C" {
 #include "nodes/nodeFuncs.h"
 #include "nodes/pg_list.h"
 #include "nodes/plannodes.h"
+#include "utils/datum.h"
 #include "utils/guc.h"
+#include "utils/typcache.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 }
@@ -75,6 +78,30 @@ List* worker_calls(CustomScan* scan) {
   return calls;
 }
 
+// The fields of a constant record, as constants.
+List* record_fields(const Const* c) {
+  HeapTupleHeader header = DatumGetHeapTupleHeader(c->constvalue);
+  TupleDesc desc = lookup_rowtype_tupdesc(HeapTupleHeaderGetTypeId(header), HeapTupleHeaderGetTypMod(header));
+  HeapTupleData tuple;
+  tuple.t_len = HeapTupleHeaderGetDatumLength(header);
+  ItemPointerSetInvalid(&tuple.t_self);
+  tuple.t_tableOid = InvalidOid;
+  tuple.t_data = header;
+  const int n = desc->natts;
+  Datum* values = static_cast<Datum*>(palloc(n * sizeof(Datum)));
+  bool* nulls = static_cast<bool*>(palloc(n * sizeof(bool)));
+  heap_deform_tuple(&tuple, desc, values, nulls);
+  List* fields = NIL;
+  for (int i = 0; i < n; ++i) {
+    Form_pg_attribute att = TupleDescAttr(desc, i);
+    fields = lappend(fields, makeConst(att->atttypid, att->atttypmod, att->attcollation, att->attlen,
+                                       nulls[i] ? 0 : datumCopy(values[i], att->attbyval, att->attlen), nulls[i],
+                                       att->attbyval));
+  }
+  ReleaseTupleDesc(desc);
+  return fields;
+}
+
 bool find_custom_scan(PlanState* ps, void* out) {
   if (ps == nullptr) return false;
   if (IsA(ps, CustomScanState)) {
@@ -117,8 +144,16 @@ Aggref* citus_call(EState* estate, Aggref* a) {
   }
   Expr* packed = arg_expr(a, 1);
   if (!OidIsValid(inner) || packed == nullptr || list_length(a->args) != 2) return nullptr;
-  // worker_partial_agg(agg, arg) for one argument, (agg, ROW(arg, ...)) for more
-  List* exprs = IsA(packed, RowExpr) ? reinterpret_cast<RowExpr*>(packed)->args : list_make1(packed);
+  // worker_partial_agg(agg, arg) for one argument, (agg, ROW(arg, ...)) for
+  // more; a ROW of constants only is folded into one constant record
+  List* exprs;
+  if (IsA(packed, RowExpr))
+    exprs = reinterpret_cast<RowExpr*>(packed)->args;
+  else if (IsA(packed, Const) && exprType(reinterpret_cast<Node*>(packed)) == RECORDOID &&
+           !reinterpret_cast<Const*>(packed)->constisnull && get_func_nargs(inner) > 1)
+    exprs = record_fields(reinterpret_cast<Const*>(packed));
+  else
+    exprs = list_make1(packed);
   Aggref* call = makeNode(Aggref);
   *call = *a;
   call->aggfnoid = inner;

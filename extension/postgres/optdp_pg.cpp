@@ -47,6 +47,7 @@
 #include "core/samplers.hpp"
 #include "core/staircase.hpp"
 #include "postgres/aggregate.hpp"
+#include "postgres/citus.hpp"
 #include "postgres/common.hpp"
 #include "postgres/release.hpp"
 
@@ -106,7 +107,7 @@ Expr* statement_constant(Expr* e) {
 // Finalize Aggregate (parallel plans) the Aggref's one argument is a Var
 // referring to the partial aggregate's output: follow it down the plan to the
 // partial Aggref, which keeps the call's arguments.
-Aggref* call_aggref(FunctionCallInfo fcinfo, const char* function) {
+static Aggref* own_call_aggref(FunctionCallInfo fcinfo, const char* function) {
   Aggref* a = AggGetAggref(fcinfo);
   if (a == nullptr && AggCheckCallContext(fcinfo, nullptr) == AGG_CONTEXT_WINDOW) refuse_window_use();
   if (a == nullptr)
@@ -129,6 +130,18 @@ Aggref* call_aggref(FunctionCallInfo fcinfo, const char* function) {
   ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                   errmsg("%s: cannot find the call's parameters in this plan", function)));
   return nullptr;
+}
+
+// The call, also behind Citus's aggregates (citus.hpp): on a worker the
+// wrapped call of worker_partial_agg, on the coordinator the worker query's
+// call that the ExecutorRun hook found for coord_combine_agg.
+Aggref* call_aggref(FunctionCallInfo fcinfo, const char* function) {
+  Aggref* a = own_call_aggref(fcinfo, function);
+  Aggref* call = citus_call(reinterpret_cast<AggState*>(fcinfo->context)->ss.ps.state, a);
+  if (call == nullptr)
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("%s: cannot find the call's parameters in this plan", function)));
+  return call;
 }
 
 [[noreturn]] void refuse_window_use() {
@@ -257,6 +270,7 @@ double alpha_param(const CallParams& p, int i) {
 
 const char* agg_name(FunctionCallInfo fcinfo, const char* fallback) {
   Aggref* a = AggGetAggref(fcinfo);
+  if (a != nullptr) a = citus_call(reinterpret_cast<AggState*>(fcinfo->context)->ss.ps.state, a);
   if (a == nullptr) return fallback;
   char* n = get_func_name(a->aggfnoid);
   return n ? n : fallback;
