@@ -57,6 +57,9 @@ FORMS = [
     "gaussian_count(0.01)",
     "gaussian_sum(x, 0.01, 0, 10)",
     "private_count_levels(0.2, 0.5)",
+    "gaussian_count(x, 0.01)",
+    "private_count_levels_of(x, 0.2, 0.5)",
+    "private_select(k, x, 1.0)",
 ]
 N_ROWS = 2000
 
@@ -159,7 +162,8 @@ def geometric_p(values, alpha, shift):
 # The forms whose data argument is anyelement: Citus's worker_partial_agg_sfunc
 # compares the declared argument types with the row's, and anyelement is never
 # an argument's own type, so Citus refuses them in its partial plan (not optdp).
-ANYELEMENT_FORMS = ["private_count(x, 0.5)"]
+ANYELEMENT_FORMS = ["private_count(x, 0.5)", "gaussian_count(x, 0.01)", "private_count_levels_of(x, 0.2, 0.5)",
+                    "private_select(k, x, 1.0)"]
 PARTIAL_FORMS = [f for f in FORMS if f not in ANYELEMENT_FORMS]
 
 
