@@ -16,6 +16,7 @@ extern "C" {
 #include "nodes/nodeFuncs.h"
 #include "nodes/pg_list.h"
 #include "nodes/plannodes.h"
+#include "optimizer/optimizer.h"
 #include "utils/datum.h"
 #include "utils/guc.h"
 #include "utils/typcache.h"
@@ -71,6 +72,9 @@ List* worker_calls(CustomScan* scan) {
     if (*q == 0) break;
     char* one = pnstrdup(p, q - p + 1);
     Node* n = static_cast<Node*>(stringToNode(one));
+    // The worker query is a parse tree: fold its constant expressions as the
+    // planner folds the call's (a literal 1.0 is float8(1.0::numeric) here).
+    if (n != nullptr) n = eval_const_expressions(nullptr, n);
     Oid inner;
     if (n != nullptr && IsA(n, Aggref) && citus_aggregate(reinterpret_cast<Aggref*>(n), &inner) == CitusAgg::WorkerPartial)
       calls = lappend(calls, n);

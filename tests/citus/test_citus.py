@@ -223,6 +223,22 @@ class B_Partial(unittest.TestCase):
         print("[citus] partial private_count(0.5) noise over 1000 groups: chi-square p = %.3g" % p, file=sys.stderr)
         self.assertGreater(p, P_MIN)
 
+    def test_hostile_calls_refused_as_on_one_server(self):
+        # what an analyst would try, on the distributed table and on a local
+        # copy of it on the coordinator: the same refusal, with rows or without
+        COORD.psql("CREATE TABLE IF NOT EXISTS lt AS SELECT * FROM t")
+        for sql in ("SELECT staircase_sum(x, x, 0, 10) FROM %s%s",
+                    "SELECT k, private_count(x / 100) FROM %s%s GROUP BY k",
+                    "SELECT private_avg(x, 1.0, 0, (SELECT max(x) FROM lt)) FROM %s%s",
+                    "SELECT private_count(random()) FROM %s%s",
+                    "SELECT private_quantile(x, k, 1.0, 0, 10) FROM %s%s",
+                    "SELECT private_count(0.5 ORDER BY x) FROM %s%s"):
+            for where in ("", " WHERE id < 0"):
+                with self.subTest(sql=sql, where=where):
+                    one = COORD.error_of(sql % ("lt", where))
+                    self.assertIsNotNone(one)
+                    self.assertEqual(COORD.error_of(sql % ("t", where)), one)
+
     def test_direct_citus_calls_are_refused(self):
         # coord_combine_agg written by hand over no Citus plan: no worker query
         # holds its parameters, so it releases nothing, with rows or without
