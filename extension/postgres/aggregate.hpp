@@ -12,6 +12,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/gaussian.hpp"
@@ -71,15 +72,6 @@ bool backend_seeded();
 
 // ---- the ledger (ledger.cpp) ---------------------------------------------------
 
-// Charges one pure release of `function` at epsilon (charge_release with
-// delta 0 and rho 0, skipping the round trip for the rest of a statement
-// whose first release found no ledger). Raises, and nothing may be released,
-// if the budget does not allow it or the ledger cannot be reached.
-void charge(const char* function, double epsilon);
-// Charges one Gaussian release of `function` at rho (charge_release with
-// epsilon 0, delta 0 and rho, as SQLite's ledger records it), with charge's
-// skip. Raises, and nothing may be released, if the ledger refuses it.
-void charge_gaussian(const char* function, double rho);
 // Whether this database has a ledger (a budget row).
 bool ledger_attached(const char* function);
 // Opens the ledger's connection if need be; raises if it cannot (PostgreSQL side).
@@ -137,13 +129,38 @@ const char* agg_name(FunctionCallInfo fcinfo, const char* fallback);
 
 // ---- bytea states --------------------------------------------------------------
 
-// private_count's state, shared by private_count_levels(_of): the number of
-// rows; alpha is filled in only by a shipped state (private_count_state), so
-// that a merge can check it.
+// ---- parameters carried in the state ------------------------------------------
+//
+// Every state carries the parameters of the call that made it: the empty
+// state (INITCOND, all zero bytes) has none yet; the transition function
+// writes the parameters it read (read_call: statement constants, before the
+// first row) into the state at its first row; the combine function refuses
+// two states that both have parameters and differ (refuse_other_params) and
+// keeps them; the final function releases with the state's copy after
+// checking that it equals the planned call's parameters, which the executor
+// hook admitted and charged (refuse_state_params: a mismatch fails closed),
+// and an empty state releases with the planned call's parameters. In a plain
+// plan the two are always equal: whether a group has rows changes neither the
+// path, nor the cost, nor any message. Shipped states (*_state) carry them
+// too (docs/scale.md, "States").
+
+// Raises "<function>: cannot combine states made with different parameters":
+// one fixed message, which quotes no value.
+[[noreturn]] void refuse_other_params(const char* function);
+// Raises "<function>: the state was made with other parameters than the call's
+// that was admitted and charged, so nothing is released" (fails closed).
+[[noreturn]] void refuse_state_params(const char* function);
+
+// The counts' state (private_count, gaussian_count, and private_count_levels(_of),
+// which shares private_count's): the number of rows and the count's parameter
+// (private_count's alpha, gaussian_count's rho; 0: no parameters yet, which no
+// valid call has). private_count_levels leaves it 0: its parameters are up to
+// 16 alphas, which its shipped state carries.
 struct CountState {
   std::int64_t rows;
-  double alpha;
+  double param;
 };
+static_assert(sizeof(CountState) == 16, "sql/*.sql's INITCOND of the counts");
 
 template <class S>
 S load(bytea* b, const char* function, const char* what) {
@@ -227,10 +244,10 @@ double count_param(FunctionCallInfo fcinfo, const char* function) {
 }
 
 // A row count's transition and combine, shared by the counts (private_count,
-// gaussian_count): State has an int64 `rows`; read(fcinfo, name) is the
-// count's count_param, which sets the function instance's CountParam on the
-// first call. (state, param) counts every row;
-// (state, x, param) the rows whose x is not NULL.
+// gaussian_count): State is CountState; read(fcinfo, name) is the count's
+// count_param, which sets the function instance's CountParam on the first
+// call. (state, param) counts every row; (state, x, param) the rows whose x
+// is not NULL. Every call writes the parameter into a state that has none.
 template <class State, class Read>
 [[gnu::noinline]] bytea* count_rows_first_call(FunctionCallInfo fcinfo, const char* name, Read read) {
   bytea* st = state_arg<State>(fcinfo, name, name);
@@ -238,17 +255,33 @@ template <class State, class Read>
   return st;
 }
 
+// The parameter into a state whose own is `have` (the state's bytes at base):
+// written if it has none, refused if it has another (a state made elsewhere).
+[[gnu::noinline]] inline void note_count_param(FunctionCallInfo fcinfo, const char* name, unsigned char* at,
+                                                double have, double value) {
+  if (have != 0) refuse_other_params(agg_name(fcinfo, name));
+  std::memcpy(at, &value, sizeof value);
+}
+
 template <class State, class Read>
 Datum count_rows_trans(FunctionCallInfo fcinfo, const char* name, Read read) {
+  static_assert(std::is_same_v<State, CountState>);
   auto* cache = static_cast<CountParam*>(fcinfo->flinfo->fn_extra);
   bytea* st;
-  if (!(cache && cache->ready) || PG_ARGISNULL(0)) [[unlikely]]
+  if (!(cache && cache->ready) || PG_ARGISNULL(0)) [[unlikely]] {
     st = count_rows_first_call<State>(fcinfo, name, read);  // out of line: no stack frame per row
-  else
+    cache = static_cast<CountParam*>(fcinfo->flinfo->fn_extra);
+  } else {
     st = own_state(fcinfo);
+  }
+  unsigned char* base = reinterpret_cast<unsigned char*>(VARDATA_ANY(st));
+  double have;
+  std::memcpy(&have, base + offsetof(State, param), sizeof have);
+  if (have != cache->value) [[unlikely]]
+    note_count_param(fcinfo, name, base + offsetof(State, param), have, cache->value);
   if (PG_NARGS() == 2 || !PG_ARGISNULL(1)) {
     // only the count's 8 bytes, not the whole state
-    unsigned char* rows = reinterpret_cast<unsigned char*>(VARDATA_ANY(st)) + offsetof(State, rows);
+    unsigned char* rows = base + offsetof(State, rows);
     std::int64_t n;
     std::memcpy(&n, rows, sizeof n);
     ++n;
@@ -257,15 +290,28 @@ Datum count_rows_trans(FunctionCallInfo fcinfo, const char* name, Read read) {
   PG_RETURN_BYTEA_P(st);
 }
 
+// Adds two count states; refuses two with different parameters and keeps the
+// parameter of the one that has it.
 template <class State>
 Datum count_rows_combine(FunctionCallInfo fcinfo, const char* name) {
   bytea* st = state_arg<State>(fcinfo, name, name);
   if (PG_ARGISNULL(1)) PG_RETURN_BYTEA_P(st);
   State a = load<State>(st, name, name);
   const State b = load<State>(PG_GETARG_BYTEA_PP(1), name, name);
+  if (a.param != 0 && b.param != 0 && a.param != b.param) refuse_other_params(agg_name(fcinfo, name));
+  if (a.param == 0) a.param = b.param;
   a.rows += b.rows;
   store(st, a);
   PG_RETURN_BYTEA_P(st);
+}
+
+// The parameter a count's final function releases with: the state's copy,
+// which must equal the planned call's `planned` (admitted and charged), or
+// `planned` for a state without one (no rows).
+inline double released_param(const char* function, double in_state, double planned) {
+  if (in_state == 0) return planned;
+  if (in_state != planned) refuse_state_params(function);
+  return in_state;
 }
 
 // ---- shipped states (the *_state aggregates, merged by the *_merge ones) -------

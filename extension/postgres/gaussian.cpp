@@ -55,12 +55,15 @@ namespace {
 // key (aggregate.hpp, "shipped states"; states.cpp), so that a merge refuses
 // a forged state, another aggregate's, or one of other parameters.
 
-struct GaussianCountState {
-  std::int64_t rows;
-};
+// gaussian_count's: private_count's, its parameter rho (aggregate.hpp).
+using GaussianCountState = CountState;
 
+// gaussian_sum's: the sum and the call's parameters (aggregate.hpp,
+// "parameters carried in the state"; has_params 0: none yet).
 struct GaussianSumState {
   unsigned char sum_bytes[16];  // __int128, the sum of grid integers
+  double rho, lower, upper;
+  std::int32_t has_params, pad;
   __int128 sum() const {
     __int128 v;
     std::memcpy(&v, sum_bytes, sizeof v);
@@ -68,6 +71,9 @@ struct GaussianSumState {
   }
   void set_sum(__int128 v) { std::memcpy(sum_bytes, &v, sizeof v); }
 };
+
+static_assert(sizeof(GaussianCountState) == 16 && sizeof(GaussianSumState) == 48,
+              "sql/50-gaussian.sql's INITCOND");
 
 struct GaussianCountShipped {
   Shipped kind;
@@ -134,6 +140,26 @@ const SumParams& sum_params(FunctionCallInfo fcinfo, const char* function) {
   return *cache;
 }
 
+// The call's parameters into a state, and whether a state's are the call's.
+void set_params(GaussianSumState& s, const SumParams& p) {
+  s.rho = p.rho;
+  s.lower = p.lower;
+  s.upper = p.upper;
+  s.has_params = 1;
+}
+
+bool same_params(const GaussianSumState& a, const GaussianSumState& b) {
+  return a.rho == b.rho && a.lower == b.lower && a.upper == b.upper;
+}
+
+// Raises unless a state's parameters (if it has any) are the planned call's.
+void check_released_params(const char* fn, const GaussianSumState& s, const SumParams& p) {
+  if (!s.has_params) return;
+  GaussianSumState want{};
+  set_params(want, p);
+  if (!same_params(s, want)) refuse_state_params(fn);
+}
+
 }  // namespace
 
 ReleaseCost optdp_pg::gaussian_count_cost(FunctionCallInfo fcinfo) {
@@ -185,6 +211,7 @@ Datum optdp_gaussian_count_merge_trans(PG_FUNCTION_ARGS) {
     });
   GaussianCountState s = load<GaussianCountState>(st, fn, "gaussian_count");
   s.rows += in.state.rows;
+  s.param = rho;
   store(st, s);
   PG_RETURN_BYTEA_P(st);
 }
@@ -194,9 +221,9 @@ Datum optdp_gaussian_count_merge_trans(PG_FUNCTION_ARGS) {
 Datum optdp_gaussian_count_final(PG_FUNCTION_ARGS) {
   const ReleaseCost cost = gaussian_count_cost(fcinfo);
   const char* fn = cost.function;
-  const double rho = cost.rho;
   const GaussianCountState s =
       PG_ARGISNULL(0) ? GaussianCountState{} : load<GaussianCountState>(PG_GETARG_BYTEA_PP(0), fn, "gaussian_count");
+  const double rho = released_param(fn, s.param, cost.rho);
   release_charge(fcinfo, cost);
   Failure f;
   std::int64_t out = 0;
@@ -217,6 +244,7 @@ Datum optdp_gaussian_count_state_final(PG_FUNCTION_ARGS) {
   out.kind = Shipped::GaussianCount;
   out.rho = count_rho(fcinfo, fn);
   if (!PG_ARGISNULL(0)) out.state = load<GaussianCountState>(PG_GETARG_BYTEA_PP(0), fn, "gaussian_count");
+  out.state.param = released_param(fn, out.state.param, out.rho);
   PG_RETURN_BYTEA_P(seal_state(fn, Shipped::GaussianCount, new_state(out)));
 }
 
@@ -236,8 +264,16 @@ Datum optdp_gaussian_sum_trans(PG_FUNCTION_ARGS) {
     if (std::isnan(x)) x = 0;
     GaussianSumState s;
     std::memcpy(&s, VARDATA_ANY(st), sizeof s);
+    if (!s.has_params) set_params(s, *cache);
     s.set_sum(s.sum() + cache->grid.quantize(x, cache->lower, cache->upper));
     store(st, s);
+  } else {
+    GaussianSumState s;
+    std::memcpy(&s, VARDATA_ANY(st), sizeof s);
+    if (!s.has_params) {
+      set_params(s, *cache);
+      store(st, s);
+    }
   }
   PG_RETURN_BYTEA_P(st);
 }
@@ -247,6 +283,12 @@ Datum optdp_gaussian_sum_combine(PG_FUNCTION_ARGS) {
   if (PG_ARGISNULL(1)) PG_RETURN_BYTEA_P(st);
   GaussianSumState a = load<GaussianSumState>(st, "gaussian_sum", "gaussian_sum");
   const GaussianSumState b = load<GaussianSumState>(PG_GETARG_BYTEA_PP(1), "gaussian_sum", "gaussian_sum");
+  if (a.has_params && b.has_params && !same_params(a, b)) refuse_other_params(agg_name(fcinfo, "gaussian_sum"));
+  if (!a.has_params && b.has_params) {
+    const __int128 v = a.sum();
+    a = b;
+    a.set_sum(v);
+  }
   a.set_sum(a.sum() + b.sum());
   store(st, a);
   PG_RETURN_BYTEA_P(st);
@@ -267,6 +309,7 @@ Datum optdp_gaussian_sum_merge_trans(PG_FUNCTION_ARGS) {
     });
   GaussianSumState s = load<GaussianSumState>(st, fn, "gaussian_sum");
   s.set_sum(s.sum() + in.state.sum());
+  set_params(s, p);
   store(st, s);
   PG_RETURN_BYTEA_P(st);
 }
@@ -279,6 +322,7 @@ Datum optdp_gaussian_sum_final(PG_FUNCTION_ARGS) {
   const SumParams& p = sum_params(fcinfo, fn);
   const GaussianSumState s =
       PG_ARGISNULL(0) ? GaussianSumState{} : load<GaussianSumState>(PG_GETARG_BYTEA_PP(0), fn, "gaussian_sum");
+  check_released_params(fn, s, p);  // the state's parameters are then p
   release_charge(fcinfo, cost);
   Failure f;
   double out = 0;
@@ -302,6 +346,8 @@ Datum optdp_gaussian_sum_state_final(PG_FUNCTION_ARGS) {
   out.lower = p.lower;
   out.upper = p.upper;
   if (!PG_ARGISNULL(0)) out.state = load<GaussianSumState>(PG_GETARG_BYTEA_PP(0), fn, "gaussian_sum");
+  check_released_params(fn, out.state, p);
+  set_params(out.state, p);
   PG_RETURN_BYTEA_P(seal_state(fn, Shipped::GaussianSum, new_state(out)));
 }
 

@@ -164,21 +164,6 @@ void ledger_disconnect() {
   ledger_conn = nullptr;
 }
 
-// Charges one release of `function` at epsilon; raises an error (and nothing
-// may be released) if the budget does not allow it or the ledger cannot be
-// reached. Whether a ledger is attached, and what it holds, depends on no row.
-// The statement (its start time and its transaction's command) whose first
-// release found no ledger: its later releases skip the round trip. A ledger
-// attached meanwhile is charged from the next statement on.
-struct StatementKey {
-  TimestampTz start = 0;
-  CommandId command = 0;
-  bool operator==(const StatementKey&) const = default;
-};
-StatementKey no_ledger_statement;
-
-StatementKey current_statement() { return {GetCurrentStatementStartTimestamp(), GetCurrentCommandId(false)}; }
-
 // Values of a binary-format result (PQexecParams with resultFormat 1):
 // float8 and int8 in network byte order, text as its bytes.
 double float8_at(const PGresult* r, int row, int col) {
@@ -261,21 +246,6 @@ bool ledger_attached(const char* function) {
   return attached;
 }
 
-namespace {
-// A release without a delta: skips the round trip for the rest of a statement
-// whose first release found no ledger.
-void charge_once(const char* function, double epsilon, double rho) {
-  if (no_ledger_statement.start != 0 && no_ledger_statement == current_statement() && !backend_seeded()) return;
-  const std::int64_t id = optdp_pg::charge_release(function, epsilon, 0.0, rho);
-  no_ledger_statement = id < 0 ? current_statement() : StatementKey{};
-}
-}  // namespace
-
-void charge(const char* function, double epsilon) { charge_once(function, epsilon, 0.0); }
-
-// A Gaussian release is recorded as SQLite's ledger records it: epsilon 0,
-// delta 0 and its rho.
-void charge_gaussian(const char* function, double rho) { charge_once(function, 0.0, rho); }
 
 void connect_ledger(const char* function) {
   char msg[1024];

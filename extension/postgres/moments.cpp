@@ -46,7 +46,33 @@ using namespace optdp_pg;
 
 namespace {
 
-using MomentsState = optdp::MomentSums;
+// The exact sums and the call's parameters (aggregate.hpp, "parameters
+// carried in the state"; has_params 0: none yet).
+struct MomentsState : optdp::MomentSums {
+  double eps, lower, upper;
+  std::int32_t has_params, pad;
+};
+static_assert(sizeof(MomentsState) == 72 && std::is_trivially_copyable_v<MomentsState>,
+              "sql/*.sql's INITCOND of the moments");
+
+void set_params(MomentsState& s, const optdp::MomentsPlan& plan) {
+  s.eps = plan.eps;
+  s.lower = plan.lower;
+  s.upper = plan.upper;
+  s.has_params = 1;
+}
+
+bool same_params(const MomentsState& a, const MomentsState& b) {
+  return a.eps == b.eps && a.lower == b.lower && a.upper == b.upper;
+}
+
+// Raises unless a state's parameters (if it has any) are the planned call's.
+void check_released_params(const char* fn, const MomentsState& s, const optdp::MomentsPlan& plan) {
+  if (!s.has_params) return;
+  MomentsState want{};
+  set_params(want, plan);
+  if (!same_params(s, want)) refuse_state_params(fn);
+}
 
 struct MomentsCache {
   bool ready;
@@ -90,12 +116,20 @@ Datum moments_trans(FunctionCallInfo fcinfo) {
   } else {
     st = own_state(fcinfo);
   }
-  if (!PG_ARGISNULL(1)) {
-    double x = PG_GETARG_FLOAT8(1);
-    if (std::isnan(x)) x = 0;  // as SQLite's sum() reads NaN: never an error on a row's value
-    const optdp::MomentsPlan& plan = cache->plan();
+  const optdp::MomentsPlan& plan = cache->plan();
+  if (PG_ARGISNULL(1)) {
     MomentsState s;
     std::memcpy(&s, VARDATA_ANY(st), sizeof s);
+    if (!s.has_params) {
+      set_params(s, plan);
+      store(st, s);
+    }
+  } else {
+    double x = PG_GETARG_FLOAT8(1);
+    if (std::isnan(x)) x = 0;  // as SQLite's sum() reads NaN: never an error on a row's value
+    MomentsState s;
+    std::memcpy(&s, VARDATA_ANY(st), sizeof s);
+    if (!s.has_params) set_params(s, plan);
     const std::int64_t y = plan.y(x);
     ++s.n;
     MomentsState::add(s.s1_bytes, y);
@@ -122,6 +156,7 @@ Datum moments_final(FunctionCallInfo fcinfo) {
   const char* fn = cost.function;
   const optdp::MomentsPlan& plan = moments_plan(fcinfo, fn, kind);
   const MomentsState st = PG_ARGISNULL(0) ? MomentsState{} : load<MomentsState>(PG_GETARG_BYTEA_PP(0), fn, "moments");
+  check_released_params(fn, st, plan);  // the state's parameters are then the plan's
   release_charge(fcinfo, cost);
   Failure f;
   double out = 0;
@@ -153,7 +188,7 @@ Datum moments_final(FunctionCallInfo fcinfo) {
 struct MomentsShipped {
   std::uint32_t kind, pad;
   double eps, lower, upper;
-  MomentsState state;
+  optdp::MomentSums state;
 };
 
 template <Stat S>
@@ -174,7 +209,11 @@ Datum moments_state_final(FunctionCallInfo fcinfo) {
   out.eps = plan.eps;
   out.lower = plan.lower;
   out.upper = plan.upper;
-  if (!PG_ARGISNULL(0)) out.state = load<MomentsState>(PG_GETARG_BYTEA_PP(0), fn, "moments");
+  if (!PG_ARGISNULL(0)) {
+    const MomentsState s = load<MomentsState>(PG_GETARG_BYTEA_PP(0), fn, "moments");
+    check_released_params(fn, s, plan);
+    out.state = s;
+  }
   PG_RETURN_BYTEA_P(seal_state(fn, moments_kind<S>(), new_state(out)));
 }
 
@@ -196,6 +235,7 @@ Datum moments_merge_trans(FunctionCallInfo fcinfo) {
   s.n += in.state.n;
   MomentsState::add(s.s1_bytes, MomentsState::get(in.state.s1_bytes));
   MomentsState::add(s.s2_bytes, MomentsState::get(in.state.s2_bytes));
+  set_params(s, plan);
   store(st, s);
   PG_RETURN_BYTEA_P(st);
 }
@@ -218,6 +258,13 @@ Datum optdp_moments_combine(PG_FUNCTION_ARGS) {
   if (PG_ARGISNULL(1)) PG_RETURN_BYTEA_P(st);
   MomentsState a = load<MomentsState>(st, "private_avg", "moments");
   const MomentsState b = load<MomentsState>(PG_GETARG_BYTEA_PP(1), "private_avg", "moments");
+  if (a.has_params && b.has_params && !same_params(a, b)) refuse_other_params(agg_name(fcinfo, "private_avg"));
+  if (!a.has_params && b.has_params) {
+    a.eps = b.eps;
+    a.lower = b.lower;
+    a.upper = b.upper;
+    a.has_params = 1;
+  }
   a.n += b.n;
   MomentsState::add(a.s1_bytes, MomentsState::get(b.s1_bytes));
   MomentsState::add(a.s2_bytes, MomentsState::get(b.s2_bytes));

@@ -47,6 +47,7 @@
 #include "core/samplers.hpp"
 #include "core/staircase.hpp"
 #include "postgres/aggregate.hpp"
+#include "postgres/citus.hpp"
 #include "postgres/common.hpp"
 #include "postgres/release.hpp"
 
@@ -106,7 +107,7 @@ Expr* statement_constant(Expr* e) {
 // Finalize Aggregate (parallel plans) the Aggref's one argument is a Var
 // referring to the partial aggregate's output: follow it down the plan to the
 // partial Aggref, which keeps the call's arguments.
-Aggref* call_aggref(FunctionCallInfo fcinfo, const char* function) {
+static Aggref* own_call_aggref(FunctionCallInfo fcinfo, const char* function) {
   Aggref* a = AggGetAggref(fcinfo);
   if (a == nullptr && AggCheckCallContext(fcinfo, nullptr) == AGG_CONTEXT_WINDOW) refuse_window_use();
   if (a == nullptr)
@@ -129,6 +130,18 @@ Aggref* call_aggref(FunctionCallInfo fcinfo, const char* function) {
   ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                   errmsg("%s: cannot find the call's parameters in this plan", function)));
   return nullptr;
+}
+
+// The call, also behind Citus's aggregates (citus.hpp): on a worker the
+// wrapped call of worker_partial_agg, on the coordinator the worker query's
+// call that the ExecutorRun hook found for coord_combine_agg.
+Aggref* call_aggref(FunctionCallInfo fcinfo, const char* function) {
+  Aggref* a = own_call_aggref(fcinfo, function);
+  Aggref* call = citus_call(reinterpret_cast<AggState*>(fcinfo->context)->ss.ps.state, a);
+  if (call == nullptr)
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("%s: cannot find the call's parameters in this plan", function)));
+  return call;
 }
 
 [[noreturn]] void refuse_window_use() {
@@ -255,8 +268,23 @@ double alpha_param(const CallParams& p, int i) {
   return a;
 }
 
+[[noreturn]] void refuse_other_params(const char* function) {
+  ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                  errmsg("%s: cannot combine states made with different parameters", function)));
+  pg_unreachable();
+}
+
+[[noreturn]] void refuse_state_params(const char* function) {
+  ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
+                  errmsg("%s: the state was made with other parameters than the call's that was admitted and "
+                         "charged, so nothing is released",
+                         function)));
+  pg_unreachable();
+}
+
 const char* agg_name(FunctionCallInfo fcinfo, const char* fallback) {
   Aggref* a = AggGetAggref(fcinfo);
+  if (a != nullptr) a = citus_call(reinterpret_cast<AggState*>(fcinfo->context)->ss.ps.state, a);
   if (a == nullptr) return fallback;
   char* n = get_func_name(a->aggfnoid);
   return n ? n : fallback;
@@ -268,12 +296,15 @@ namespace {
 
 // ---- states ------------------------------------------------------------------
 
-// The sums: the exact sum of grid integers, and the parameters that fix the
-// grid (filled in only by a shipped state).
+// The sums: the exact sum of grid integers, and the call's parameters
+// (aggregate.hpp, "parameters carried in the state"): eps, lower and upper
+// (lower 0 and upper delta for the (eps, delta) forms), which fix the grid,
+// and the cost (cost_code: the Cost, plus 0x100 for a fixed gamma, which is
+// then `gamma`), which fixes the staircase. has_params 0: none yet.
 struct SumState {
   unsigned char sum_bytes[16];
-  double eps, lower, upper;
-  std::int32_t has_params, pad;
+  double eps, lower, upper, gamma;
+  std::int32_t has_params, cost_code;
   __int128 sum() const {
     __int128 v;
     std::memcpy(&v, sum_bytes, sizeof v);
@@ -281,6 +312,7 @@ struct SumState {
   }
   void set_sum(__int128 v) { std::memcpy(sum_bytes, &v, sizeof v); }
 };
+static_assert(sizeof(SumState) == 56, "sql/*.sql's INITCOND of the sums");
 
 // ---- private_count -------------------------------------------------------------
 
@@ -327,22 +359,24 @@ Datum optdp_count_trans(PG_FUNCTION_ARGS) {
 
 Datum optdp_count_combine(PG_FUNCTION_ARGS) { return count_rows_combine<CountState>(fcinfo, "private_count"); }
 
-// private_count_merge(state, alpha): adds shipped states made with the same alpha.
+// private_count_merge(state, alpha): adds shipped states made with the same
+// alpha; its own state carries that alpha.
 Datum optdp_count_merge_trans(PG_FUNCTION_ARGS) {
   const char* fn = "private_count_merge";
   bytea* st = state_arg<CountState>(fcinfo, fn, "private_count");
   const double alpha = count_alpha(fcinfo, fn);
   const CountState in = load<CountState>(open_state(fcinfo, 1, fn, Shipped::Count), fn, "private_count");
-  if (in.alpha != alpha) {
+  if (in.param != alpha) {
     Failure f;
     run_cpp(f, fn, [&] {
-      throw std::invalid_argument("state was computed with alpha " + describe_number(in.alpha) +
+      throw std::invalid_argument("state was computed with alpha " + describe_number(in.param) +
                                   ", but alpha is " + describe_number(alpha));
     });
     raise(f);
   }
   CountState s = load<CountState>(st, fn, "private_count");
   s.rows += in.rows;
+  s.param = alpha;
   store(st, s);
   PG_RETURN_BYTEA_P(st);
 }
@@ -351,8 +385,8 @@ Datum optdp_count_merge_trans(PG_FUNCTION_ARGS) {
 Datum optdp_count_final(PG_FUNCTION_ARGS) {
   const ReleaseCost cost = count_cost(fcinfo);
   const char* fn = cost.function;
-  const double alpha = count_alpha(fcinfo, fn);
   const CountState s = PG_ARGISNULL(0) ? CountState{} : load<CountState>(PG_GETARG_BYTEA_PP(0), fn, "private_count");
+  const double alpha = released_param(fn, s.param, count_alpha(fcinfo, fn));
   release_charge(fcinfo, cost);
   Failure f;
   std::int64_t out = 0;
@@ -371,7 +405,7 @@ Datum optdp_count_state_final(PG_FUNCTION_ARGS) {
   const char* fn = agg_name(fcinfo, "private_count_state");
   const double alpha = count_alpha(fcinfo, fn);
   CountState s = PG_ARGISNULL(0) ? CountState{} : load<CountState>(PG_GETARG_BYTEA_PP(0), fn, "private_count");
-  s.alpha = alpha;
+  s.param = released_param(fn, s.param, alpha);
   PG_RETURN_BYTEA_P(seal_state(fn, Shipped::Count, new_state(s)));
 }
 
@@ -427,6 +461,37 @@ const SumParams& sum_params(FunctionCallInfo fcinfo, const char* function) {
   return *cache;
 }
 
+// The call's parameters into a sum's state, and whether a state's are the call's.
+void set_params(SumState& s, const SumParams& p) {
+  s.eps = p.eps;
+  s.lower = p.lower;
+  s.upper = p.upper;
+  s.gamma = p.cost.fixed_gamma ? p.cost.gamma : 0;
+  s.cost_code = static_cast<std::int32_t>(p.cost.cost) | (p.cost.fixed_gamma ? 0x100 : 0);
+  s.has_params = 1;
+}
+
+bool same_params(const SumState& a, const SumState& b) {
+  return a.eps == b.eps && a.lower == b.lower && a.upper == b.upper && a.gamma == b.gamma &&
+         a.cost_code == b.cost_code;
+}
+
+// The sum's state's parameters written from the call's (its first row).
+[[gnu::noinline]] void note_sum_params(bytea* st, const SumParams& p) {
+  SumState s;
+  std::memcpy(&s, VARDATA_ANY(st), sizeof s);
+  set_params(s, p);
+  store(st, s);
+}
+
+// Raises unless a state's parameters (if it has any) are the planned call's.
+void check_released_params(const char* fn, const SumState& s, const SumParams& p) {
+  if (!s.has_params) return;
+  SumState want{};
+  set_params(want, p);
+  if (!same_params(s, want)) refuse_state_params(fn);
+}
+
 }  // namespace
 
 namespace {
@@ -452,6 +517,10 @@ Datum optdp_sum_trans(PG_FUNCTION_ARGS) {
     st = sum_first_call(fcinfo, cache);
   else
     st = own_state(fcinfo);
+  std::int32_t has;
+  std::memcpy(&has, reinterpret_cast<unsigned char*>(VARDATA_ANY(st)) + offsetof(SumState, has_params), sizeof has);
+  if (!has) [[unlikely]]
+    note_sum_params(st, *cache);
   if (!PG_ARGISNULL(1)) {
     double x = PG_GETARG_FLOAT8(1);
     if (std::isnan(x)) x = 0;  // as SQLite's sum() reads NaN: never an error on a row's value
@@ -471,6 +540,12 @@ Datum optdp_sum_combine(PG_FUNCTION_ARGS) {
   if (PG_ARGISNULL(1)) PG_RETURN_BYTEA_P(st);
   SumState a = load<SumState>(st, "staircase_sum", "sum");
   const SumState b = load<SumState>(PG_GETARG_BYTEA_PP(1), "staircase_sum", "sum");
+  if (a.has_params && b.has_params && !same_params(a, b)) refuse_other_params(agg_name(fcinfo, "staircase_sum"));
+  if (!a.has_params && b.has_params) {
+    const __int128 v = a.sum();
+    a = b;
+    a.set_sum(v);
+  }
   a.set_sum(a.sum() + b.sum());
   store(st, a);
   PG_RETURN_BYTEA_P(st);
@@ -495,6 +570,7 @@ Datum optdp_sum_merge_trans(PG_FUNCTION_ARGS) {
   }
   SumState s = load<SumState>(st, fn, "sum");
   s.set_sum(s.sum() + in.sum());
+  set_params(s, p);
   store(st, s);
   PG_RETURN_BYTEA_P(st);
 }
@@ -516,6 +592,7 @@ Datum sum_final(FunctionCallInfo fcinfo, Mech m) {
   const char* fn = cost.function;
   const SumParams& p = sum_params(fcinfo, fn);
   const SumState s = PG_ARGISNULL(0) ? SumState{} : load<SumState>(PG_GETARG_BYTEA_PP(0), fn, "sum");
+  check_released_params(fn, s, p);  // the state's parameters are then p
   auto* cache = static_cast<SumParams*>(fcinfo->flinfo->fn_extra);
   release_charge(fcinfo, cost);
   Failure f;
@@ -556,10 +633,8 @@ Datum optdp_sum_state_final(PG_FUNCTION_ARGS) {
   const char* fn = agg_name(fcinfo, "staircase_sum_state");
   const SumParams& p = sum_params(fcinfo, fn);
   SumState s = PG_ARGISNULL(0) ? SumState{} : load<SumState>(PG_GETARG_BYTEA_PP(0), fn, "sum");
-  s.eps = p.eps;
-  s.lower = p.lower;
-  s.upper = p.upper;
-  s.has_params = 1;
+  check_released_params(fn, s, p);
+  set_params(s, p);
   PG_RETURN_BYTEA_P(seal_state(fn, Shipped::Sum, new_state(s)));
 }
 

@@ -36,9 +36,11 @@ using namespace optdp_pg;
 //
 // A grid point of [lower, upper] chosen by the exponential mechanism with
 // score -|#{x < c} - q n| (core/quantile.hpp, docs/quantiles.md). The state
-// is the m + 1 bucket counts (m fixed by lower and upper alone, at most 4096),
-// allocated by the first row; INITCOND is the empty bytea, which the combine
-// and final functions read as all zeros.
+// is the call's parameters (QuantileHeader; aggregate.hpp, "parameters
+// carried in the state") followed by the m + 1 bucket counts (m fixed by
+// lower and upper alone, at most 4096), allocated by the first row; INITCOND
+// is the empty bytea (no parameters, no rows yet), which the combine and
+// final functions read as all zeros.
 //
 // Shipped between servers (docs/scale.md): private_quantile_state and
 // private_median_state return the buckets after a header with the
@@ -93,12 +95,46 @@ const QuantileCache& quantile_params(FunctionCallInfo fcinfo, const char* functi
 
 std::size_t bucket_count(const QuantileCache& c) { return static_cast<std::size_t>(c.grid().candidates()) + 1; }
 
-// A state of zero buckets in the aggregate's memory context.
+// The parameters at the head of a state that has any (q is 0.5 for a median).
+struct QuantileHeader {
+  double q, eps, lower, upper;
+};
+
+QuantileHeader header_of(const QuantileCache& c) { return {c.q, c.eps, c.grid().lower(), c.grid().upper()}; }
+
+bool same_header(const QuantileHeader& a, const QuantileHeader& b) {
+  return a.q == b.q && a.eps == b.eps && a.lower == b.lower && a.upper == b.upper;
+}
+
+QuantileHeader header_in(const bytea* st) {
+  QuantileHeader h;
+  std::memcpy(&h, VARDATA_ANY(st), sizeof h);
+  return h;
+}
+
+// The bytes of a non-empty state of the call's parameters.
+std::size_t state_bytes(const QuantileCache& c) {
+  return sizeof(QuantileHeader) + bucket_count(c) * sizeof(std::int64_t);
+}
+
+// A state of the call's parameters and zero buckets in the aggregate's memory context.
 bytea* new_buckets(MemoryContext aggctx, const QuantileCache& c) {
-  const std::size_t bytes = bucket_count(c) * sizeof(std::int64_t);
+  const std::size_t bytes = state_bytes(c);
   auto* st = static_cast<bytea*>(MemoryContextAllocZero(aggctx, VARHDRSZ + bytes));
   SET_VARSIZE(st, VARHDRSZ + bytes);
+  const QuantileHeader h = header_of(c);
+  std::memcpy(VARDATA(st), &h, sizeof h);
   return st;
+}
+
+// The buckets of a non-empty state, checked to be of the planned call's
+// parameters (which were admitted and charged): fails closed otherwise.
+const char* checked_buckets(const char* fn, bytea* st, const QuantileCache& c) {
+  const std::size_t n = VARSIZE_ANY_EXHDR(st);
+  if (n < sizeof(QuantileHeader) || !same_header(header_in(st), header_of(c))) refuse_state_params(fn);
+  if (n != state_bytes(c))
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s: a state of another grid", fn)));
+  return VARDATA_ANY(st) + sizeof(QuantileHeader);
 }
 
 // A shipped state: this header, then the m + 1 bucket counts.
@@ -124,25 +160,23 @@ Datum optdp_quantile_trans(PG_FUNCTION_ARGS) {
     cache = const_cast<QuantileCache*>(&quantile_params(fcinfo, agg_name(fcinfo, "private_quantile")));
     st = PG_ARGISNULL(0) ? nullptr : own_state(fcinfo);
     if (st == nullptr || VARSIZE_ANY_EXHDR(st) == 0) {
-      const std::size_t bytes = bucket_count(*cache) * sizeof(std::int64_t);
-      st = static_cast<bytea*>(MemoryContextAllocZero(aggctx, VARHDRSZ + bytes));
-      SET_VARSIZE(st, VARHDRSZ + bytes);
+      st = new_buckets(aggctx, *cache);
+    } else if (VARSIZE_ANY_EXHDR(st) != state_bytes(*cache) || !same_header(header_in(st), header_of(*cache))) {
+      refuse_other_params(agg_name(fcinfo, "private_quantile"));  // a state made elsewhere
     }
   } else {
     st = own_state(fcinfo);
     if (VARSIZE_ANY_EXHDR(st) == 0) [[unlikely]] {  // a new group's INITCOND
       MemoryContext aggctx;
       AggCheckCallContext(fcinfo, &aggctx);
-      const std::size_t bytes = bucket_count(*cache) * sizeof(std::int64_t);
-      st = static_cast<bytea*>(MemoryContextAllocZero(aggctx, VARHDRSZ + bytes));
-      SET_VARSIZE(st, VARHDRSZ + bytes);
+      st = new_buckets(aggctx, *cache);
     }
   }
   if (!PG_ARGISNULL(1)) {
     double x = PG_GETARG_FLOAT8(1);
     if (std::isnan(x)) x = 0;  // never an error on a row's value
     const std::int64_t b = cache->grid().bucket(x);
-    char* at = VARDATA_ANY(st) + b * sizeof(std::int64_t);
+    char* at = VARDATA_ANY(st) + sizeof(QuantileHeader) + b * sizeof(std::int64_t);
     std::int64_t v;
     std::memcpy(&v, at, sizeof v);
     ++v;
@@ -167,9 +201,12 @@ Datum optdp_quantile_combine(PG_FUNCTION_ARGS) {
     std::memcpy(VARDATA(copy), VARDATA_ANY(in), n);
     PG_RETURN_BYTEA_P(copy);
   }
+  if (VARSIZE_ANY_EXHDR(st) < sizeof(QuantileHeader) || n < sizeof(QuantileHeader) ||
+      !same_header(header_in(st), header_in(in)))
+    refuse_other_params(agg_name(fcinfo, "private_quantile"));
   if (VARSIZE_ANY_EXHDR(st) != n)
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("private_quantile: states of different grids")));
-  for (std::size_t i = 0; i < n; i += sizeof(std::int64_t)) {
+  for (std::size_t i = sizeof(QuantileHeader); i < n; i += sizeof(std::int64_t)) {
     std::int64_t a, b;
     std::memcpy(&a, VARDATA_ANY(st) + i, sizeof a);
     std::memcpy(&b, VARDATA_ANY(in) + i, sizeof b);
@@ -187,10 +224,7 @@ Datum optdp_quantile_final(PG_FUNCTION_ARGS) {
   std::int64_t* buckets = static_cast<std::int64_t*>(palloc0(m1 * sizeof(std::int64_t)));
   if (!PG_ARGISNULL(0)) {
     bytea* st = PG_GETARG_BYTEA_PP(0);
-    const std::size_t n = VARSIZE_ANY_EXHDR(st);
-    if (n != 0 && n != m1 * sizeof(std::int64_t))
-      ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s: a state of another grid", fn)));
-    if (n) std::memcpy(buckets, VARDATA_ANY(st), n);
+    if (VARSIZE_ANY_EXHDR(st) != 0) std::memcpy(buckets, checked_buckets(fn, st, c), m1 * sizeof(std::int64_t));
   }
   release_charge(fcinfo, cost);
   Failure f;
@@ -220,10 +254,7 @@ OPTDP_PG_FUNCTION(optdp_quantile_state_final) {
   std::memcpy(VARDATA(out), &h, sizeof h);
   if (!PG_ARGISNULL(0)) {
     bytea* st = PG_GETARG_BYTEA_PP(0);
-    const std::size_t n = VARSIZE_ANY_EXHDR(st);
-    if (n != 0 && n != bytes)
-      ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s: a state of another grid", fn)));
-    if (n) std::memcpy(VARDATA(out) + sizeof h, VARDATA_ANY(st), n);
+    if (VARSIZE_ANY_EXHDR(st) != 0) std::memcpy(VARDATA(out) + sizeof h, checked_buckets(fn, st, c), bytes);
   }
   PG_RETURN_BYTEA_P(seal_state(fn, c.median ? Shipped::Median : Shipped::Quantile, out));
 }
@@ -260,10 +291,11 @@ OPTDP_PG_FUNCTION(optdp_quantile_merge_trans) {
                            static_cast<int>(VARSIZE_ANY_EXHDR(in)))));
   for (std::size_t i = 0; i < bytes; i += sizeof(std::int64_t)) {
     std::int64_t a, b;
-    std::memcpy(&a, VARDATA_ANY(st) + i, sizeof a);
+    char* at = VARDATA_ANY(st) + sizeof(QuantileHeader) + i;
+    std::memcpy(&a, at, sizeof a);
     std::memcpy(&b, VARDATA_ANY(in) + sizeof h + i, sizeof b);
     a += b;
-    std::memcpy(VARDATA_ANY(st) + i, &a, sizeof a);
+    std::memcpy(at, &a, sizeof a);
   }
   PG_RETURN_BYTEA_P(st);
 }

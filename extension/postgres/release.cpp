@@ -11,6 +11,7 @@
 
 #include "core/ledger_rule.hpp"
 #include "postgres/aggregate.hpp"
+#include "postgres/citus.hpp"
 #include "postgres/common.hpp"
 #include "postgres/release.hpp"
 
@@ -121,6 +122,7 @@ void remove_if(T*& head, Drop drop) {
 }
 
 void forget_estate(EState* estate) {
+  citus_forget(estate);
   remove_if(admissions, [&](const Admission& a) { return a.estate == estate; });
   remove_if(admitted, [&](const Admitted& a) { return a.estate == estate; });
 }
@@ -168,6 +170,38 @@ void add_admission(EState* estate, Aggref* aggref, const ReleaseCost& c, bool pr
   admissions = a;
 }
 
+// The final function of the aggregate aggfnoid (nullptr without one).
+PGFunction final_of(Oid aggfnoid) {
+  HeapTuple tuple = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(aggfnoid));
+  if (!HeapTupleIsValid(tuple)) return nullptr;
+  const Oid finalfn = reinterpret_cast<Form_pg_aggregate>(GETSTRUCT(tuple))->aggfinalfn;
+  ReleaseSysCache(tuple);
+  if (!OidIsValid(finalfn)) return nullptr;
+  FmgrInfo flinfo;
+  fmgr_info(finalfn, &flinfo);
+  return flinfo.fn_addr;
+}
+
+// Whether optdp.ledger_conninfo names a ledger (another server's database).
+bool ledger_named() {
+  const char* conninfo = GetConfigOption("optdp.ledger_conninfo", true, false);
+  return conninfo != nullptr && conninfo[0] != 0;
+}
+
+// Refuses, before the scan, a release in a query that Citus sent from
+// another node when this server has no ledger but its own: the coordinator's
+// budget would not bind it (docs/scale.md, "On Citus"). Depends on the
+// server's settings and the connection alone.
+[[noreturn]] void refuse_unbound_worker(AggStatePerAgg pa) {
+  const char* name = get_func_name(pa->aggref->aggfnoid);
+  ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                  errmsg("%s: this server runs a query that Citus sent from another node, and optdp.ledger_conninfo "
+                         "names no ledger, so the coordinator's budget would not bind the release: set it on every "
+                         "worker to the coordinator's database",
+                         name ? name : "optdp")));
+  pg_unreachable();
+}
+
 // Whether the Agg node makes one release per scan: no GROUP BY, no grouping sets.
 bool one_per_scan(const AggState* as) {
   const Agg* plan = reinterpret_cast<const Agg*>(as->ss.ps.plan);
@@ -179,10 +213,26 @@ bool one_per_scan(const AggState* as) {
 // have), then admitted and, without GROUP BY, charged.
 void admit_agg(AggState* as, EState* estate) {
   const bool plain = one_per_scan(as);
+  bool citus_read = false;
   for (int i = 0; i < as->numaggs; ++i) {
     AggStatePerAgg pa = &as->peragg[i];
     if (!OidIsValid(pa->finalfn_oid)) continue;  // a partial aggregate: no release here
     const Release* r = release_of(pa->finalfn.fn_addr);
+    Oid inner;
+    if (r == nullptr && citus_aggregate(pa->aggref, &inner) == CitusAgg::CoordCombine && OidIsValid(inner)) {
+      // Citus's combine and final step on the coordinator: the release is
+      // the wrapped aggregate's, its parameters those of Citus's worker query
+      // (citus.hpp), read now, before the scan.
+      if (!citus_read) {
+        citus_find_calls(as, estate);
+        citus_read = true;
+      }
+      r = release_of(final_of(inner));
+    } else if (r != nullptr && citus_internal_backend() && !ledger_named()) {
+      // A release that Citus pushed down to this worker: the budget is the
+      // coordinator's, which only optdp.ledger_conninfo can reach.
+      refuse_unbound_worker(pa);
+    }
     if (r == nullptr || admission_of(estate, pa->aggref) != nullptr) continue;
     FmgrInfo flinfo;
     std::memset(&flinfo, 0, sizeof flinfo);
@@ -302,6 +352,7 @@ void release_xact(XactEvent event, void*) {
     case XACT_EVENT_PREPARE:
       remove_if(admissions, [](const Admission&) { return true; });
       remove_if(admitted, [](const Admitted&) { return true; });
+      citus_forget(nullptr);
       break;
     default: break;
   }

@@ -56,7 +56,13 @@ struct SelectHeader {
   std::uint32_t flags;  // kTooMany, kTooLarge
   std::int32_t typlen;  // the candidates' type, once one is kept
   std::uint8_t typbyval, has_type, pad[2];
+  // The call's parameters (aggregate.hpp, "parameters carried in the state"),
+  // written by the first row; has_params 0: none yet.
+  double eps, sensitivity;
+  std::int32_t method;
+  std::uint32_t has_params;
 };
+static_assert(sizeof(SelectHeader) == 48);
 constexpr std::uint32_t kTooMany = 1, kTooLarge = 2;
 constexpr std::size_t kSelectMaxBytes = MaxAllocSize - VARHDRSZ;  // the whole bytea within one allocation
 
@@ -101,6 +107,25 @@ const SelectParams& select_params(FunctionCallInfo fcinfo, const char* function,
   s.ready = true;
   *cache = s;
   return *cache;
+}
+
+void set_params(SelectHeader& h, const SelectParams& p) {
+  h.eps = p.eps;
+  h.sensitivity = p.sensitivity;
+  h.method = static_cast<std::int32_t>(p.method);
+  h.has_params = 1;
+}
+
+bool same_params(const SelectHeader& a, const SelectHeader& b) {
+  return a.eps == b.eps && a.sensitivity == b.sensitivity && a.method == b.method;
+}
+
+// Raises unless a state's parameters (if it has any) are the planned call's.
+void check_released_params(const char* fn, const SelectHeader& h, const SelectParams& p) {
+  if (!h.has_params) return;
+  SelectHeader want{};
+  set_params(want, p);
+  if (!same_params(h, want)) refuse_state_params(fn);
 }
 
 SelectHeader select_header(const bytea* st) {
@@ -148,6 +173,7 @@ Datum optdp_select_trans(PG_FUNCTION_ARGS) {
   bytea* st = PG_ARGISNULL(0) ? nullptr : own_state(fcinfo);
   SelectHeader h = st ? select_header(st) : SelectHeader{};
   const std::size_t room = st && VARSIZE_ANY_EXHDR(st) >= sizeof h ? VARSIZE_ANY_EXHDR(st) - sizeof h : 0;
+  if (!h.has_params) set_params(h, p);  // written with the header below
   if (h.flags) PG_RETURN_BYTEA_P(st);  // refused by the final anyway: keep no more
   // the candidate's bytes
   const void* data = nullptr;
@@ -214,6 +240,13 @@ Datum optdp_select_combine(PG_FUNCTION_ARGS) {
     bytea* copy = select_alloc(hb, hb.used, b, hb.used);
     PG_RETURN_BYTEA_P(copy);
   }
+  if (ha.has_params && hb.has_params && !same_params(ha, hb)) refuse_other_params(agg_name(fcinfo, "private_select"));
+  if (!ha.has_params && hb.has_params) {
+    ha.eps = hb.eps;
+    ha.sensitivity = hb.sensitivity;
+    ha.method = hb.method;
+    ha.has_params = 1;
+  }
   ha.flags |= hb.flags;
   if (static_cast<std::uint64_t>(ha.count) + hb.count > optdp::kMaxCandidates)
     ha.flags |= kTooMany;
@@ -249,6 +282,7 @@ const char* choose(FunctionCallInfo fcinfo, const char* fn, const SelectParams& 
   if (st && VARSIZE_ANY_EXHDR(st) != 0 &&
       (VARSIZE_ANY_EXHDR(st) < sizeof h || h.used > VARSIZE_ANY_EXHDR(st) - sizeof h))
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s: state is not a private_select state", fn)));
+  check_released_params(fn, h, p);  // the state's parameters are then p
   release_charge(fcinfo, {fn, p.eps, 0.0});
   Failure f;
   if (h.flags & kTooMany) {
@@ -356,6 +390,7 @@ OPTDP_PG_FUNCTION(optdp_select_state_final) {
   if (st && VARSIZE_ANY_EXHDR(st) != 0 &&
       (VARSIZE_ANY_EXHDR(st) < sizeof h || h.used > VARSIZE_ANY_EXHDR(st) - sizeof h))
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s: state is not a private_select state", fn)));
+  check_released_params(fn, h, p);
   SelectShipped out{};
   out.kind = static_cast<std::uint32_t>(Shipped::Select);
   out.flags = h.flags;
@@ -444,6 +479,7 @@ OPTDP_PG_FUNCTION(optdp_select_merge_trans) {
     h.has_type = 1;
     h.typlen = -2;  // the entries are texts
   }
+  if (!h.has_params) set_params(h, p);
   h.flags |= hin.flags;
   if (static_cast<std::uint64_t>(h.count) + hin.count > optdp::kMaxCandidates)
     h.flags |= kTooMany;

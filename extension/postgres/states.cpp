@@ -70,7 +70,7 @@ unsigned char state_key[crypto_auth_hmacsha512256_KEYBYTES];
 bool preloaded = false;  // loaded by shared_preload_libraries
 
 constexpr char kDomain[] = "optdp shipped state";
-constexpr std::uint32_t kFormat = 2;  // 2: a nonce under the MAC
+constexpr std::uint32_t kFormat = 3;  // 2: a nonce under the MAC; 3: every state carries its parameters
 constexpr std::size_t kNonceBytes = 16;
 constexpr std::size_t kSealBytes = kNonceBytes + kStateTagBytes;
 

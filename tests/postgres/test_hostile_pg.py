@@ -745,6 +745,14 @@ def merge_cases():
         # the second copy shows only once the first state is read (the same on both neighbours);
         # the release was admitted and charged before the scan, and stays charged
         out.append(Case("merge_twice", [sql], role="postgres", expect="refused", item=6, after_rows=True, charges=1))
+    # a state made with other parameters than the merge's (eps 1000's grid released at eps 1's cost): refused
+    # when the merge reads it, on both neighbours alike; the release stays charged
+    for sql in ("SELECT staircase_sum_merge(s, 1.0, 0, 10) FROM (SELECT staircase_sum_state(x, 1000.0, 0, 10) s "
+                "FROM t) a",
+                "SELECT private_count_merge(s, 0.5) FROM (SELECT private_count_state(0.001) s FROM t) a",
+                "SELECT private_avg_merge(s, 1.0, 0, 10) FROM (SELECT private_avg_state(x, 1000.0, 0, 10) s FROM t) a"):
+        out.append(Case("merge_other_parameters", [sql], role="postgres", expect="refused", item=1, after_rows=True,
+                        charges=1))
     # once is fine
     out.append(Case("merge_twice", ["SELECT private_count_merge(s, 0.5) FROM (SELECT %s s FROM t) a" % state],
                     role="postgres", expect="allowed", tol=COUNT, charges=1))

@@ -412,6 +412,126 @@ class Parameters(unittest.TestCase):
                          "optdp: its support functions work only in its own aggregates, whose calls hold the "
                          "parameters, not in my_count")
 
+    # The parameters carried in the state (aggregate.hpp): a superuser's own
+    # aggregates over optdp's support functions show the transition's state
+    # (private_* names pass read_call's check), combine states made by
+    # different calls, and hand a state of other parameters to a final function.
+    RAW = ("DROP AGGREGATE IF EXISTS private_raw_count(float8); DROP AGGREGATE IF EXISTS private_raw_sum(float8, "
+           "float8, float8, float8); DROP AGGREGATE IF EXISTS private_raw_gsum(float8, float8, float8, float8); "
+           "CREATE AGGREGATE private_raw_count(float8) (SFUNC = optdp_count_trans, STYPE = bytea, "
+           "INITCOND = '\\x%s', COMBINEFUNC = optdp_count_combine, PARALLEL = SAFE); "
+           "CREATE AGGREGATE private_raw_sum(float8, float8, float8, float8) (SFUNC = optdp_sum_trans, STYPE = bytea, "
+           "INITCOND = '\\x%s', COMBINEFUNC = optdp_sum_combine, PARALLEL = SAFE); "
+           "CREATE AGGREGATE private_raw_gsum(float8, float8, float8, float8) (SFUNC = optdp_gaussian_sum_trans, "
+           "STYPE = bytea, INITCOND = '\\x%s', COMBINEFUNC = optdp_gaussian_sum_combine, PARALLEL = SAFE); "
+           "DROP AGGREGATE IF EXISTS private_raw_avg(float8, float8, float8, float8); "
+           "CREATE AGGREGATE private_raw_avg(float8, float8, float8, float8) (SFUNC = optdp_avg_trans, "
+           "STYPE = bytea, INITCOND = '\\x%s', COMBINEFUNC = optdp_moments_combine, PARALLEL = SAFE); "
+           "DROP AGGREGATE IF EXISTS private_raw_quantile(float8, float8, float8, float8, float8); "
+           "CREATE AGGREGATE private_raw_quantile(float8, float8, float8, float8, float8) (SFUNC = "
+           "optdp_quantile_trans, STYPE = bytea, INITCOND = '', COMBINEFUNC = optdp_quantile_combine, "
+           "PARALLEL = SAFE); "
+           "DROP AGGREGATE IF EXISTS private_raw_select(anycompatible, float8, float8); "
+           "CREATE AGGREGATE private_raw_select(anycompatible, float8, float8) (SFUNC = optdp_select_trans, "
+           "STYPE = bytea, INITCOND = '', COMBINEFUNC = optdp_select_combine, PARALLEL = SAFE); "
+           % ("00" * 16, "00" * 56, "00" * 48, "00" * 72))
+    COMBINES = ("DROP AGGREGATE IF EXISTS my_count_combine(bytea); DROP AGGREGATE IF EXISTS my_sum_combine(bytea); "
+                "DROP AGGREGATE IF EXISTS my_gsum_combine(bytea); DROP AGGREGATE IF EXISTS my_avg_combine(bytea); "
+                "DROP AGGREGATE IF EXISTS my_quantile_combine(bytea); "
+                "DROP AGGREGATE IF EXISTS my_select_combine(bytea); "
+                "CREATE AGGREGATE my_avg_combine(bytea) (SFUNC = optdp_moments_combine, STYPE = bytea); "
+                "CREATE AGGREGATE my_quantile_combine(bytea) (SFUNC = optdp_quantile_combine, STYPE = bytea); "
+                "CREATE AGGREGATE my_select_combine(bytea) (SFUNC = optdp_select_combine, STYPE = bytea); "
+                "CREATE AGGREGATE my_count_combine(bytea) (SFUNC = optdp_count_combine, STYPE = bytea); "
+                "CREATE AGGREGATE my_sum_combine(bytea) (SFUNC = optdp_sum_combine, STYPE = bytea); "
+                "CREATE AGGREGATE my_gsum_combine(bytea) (SFUNC = optdp_gaussian_sum_combine, STYPE = bytea); ")
+
+    # where the parameters are in each combined state's hex
+    PARAMS_AT = {"my_count_combine": (16, 32), "my_sum_combine": (32, 112), "my_gsum_combine": (32, 96),
+                 "my_avg_combine": (80, 144), "my_quantile_combine": (0, 64), "my_select_combine": (48, 96)}
+
+    def test_the_transition_writes_its_parameters_into_the_state(self):
+        SERVER.psql(self.RAW)
+        rows = int(SERVER.psql("SELECT count(*) FROM t")[0][0])
+        for mode in (SERIAL, PARALLEL):
+            # the count (int64, little-endian), then alpha 0.5 (float8 3fe0000000000000)
+            self.assertEqual(SERVER.psql(mode + "SELECT encode(private_raw_count(0.5), 'hex') FROM t"),
+                             [[rows.to_bytes(8, "little").hex() + "000000000000e03f"]], mode)
+            # no rows: the empty state, no parameters yet
+            self.assertEqual(SERVER.psql(mode + "SELECT encode(private_raw_count(0.5), 'hex') FROM t WHERE g < 0"),
+                             [["00" * 16]], mode)
+            # a sum's: its parameters after the 16 bytes of the sum, has_params 1
+            state = SERVER.psql(mode + "SELECT encode(private_raw_sum(x, 1, 0, 10), 'hex') FROM t")[0][0]
+            self.assertEqual(state[32:], "000000000000f03f" + "00" * 8 + "0000000000002440" + "00" * 8 + "01000000"
+                             + "00" * 4, mode)
+            state = SERVER.psql(mode + "SELECT encode(private_raw_gsum(x, 0.5, 0, 10), 'hex') FROM t")[0][0]
+            self.assertEqual(state[32:], "000000000000e03f" + "00" * 8 + "0000000000002440" + "01000000" + "00" * 4,
+                             mode)
+
+    def test_combine_refuses_states_made_with_other_parameters(self):
+
+        SERVER.psql(self.RAW + self.COMBINES)
+        for combine, made, other in (
+                ("my_count_combine", "private_raw_count(0.5)", "private_raw_count(0.25)"),
+                ("my_sum_combine", "private_raw_sum(x, 1, 0, 10)", "private_raw_sum(x, 2, 0, 10)"),
+                ("my_sum_combine", "private_raw_sum(x, 1, 0, 10)", "private_raw_sum(x, 1, 0, 20)"),
+                ("my_gsum_combine", "private_raw_gsum(x, 0.5, 0, 10)", "private_raw_gsum(x, 0.25, 0, 10)"),
+                ("my_avg_combine", "private_raw_avg(x, 1, 0, 10)", "private_raw_avg(x, 1, -10, 10)"),
+                ("my_quantile_combine", "private_raw_quantile(x, 0.5, 1, 0, 10)",
+                 "private_raw_quantile(x, 0.25, 1, 0, 10)"),
+                ("my_select_combine", "private_raw_select(g, x, 1)", "private_raw_select(g, x, 2)")):
+            states = "SELECT %s AS s FROM t UNION ALL SELECT %s FROM t" % (made, other)
+            self.assertEqual(SERVER.error_of("SELECT %s(s) FROM (%s) p" % (combine, states)),
+                             "%s: cannot combine states made with different parameters" % combine, other)
+            # the same parameters, or an empty state (no parameters yet): added, the parameters kept
+            for second in ("SELECT %s FROM t" % made, "SELECT %s FROM t WHERE g < 0" % other):
+                states = "SELECT %s AS s FROM t UNION ALL %s" % (made, second)
+                one, both = SERVER.psql("SELECT encode(%s, 'hex') FROM t; SELECT encode(%s(s), 'hex') FROM (%s) p"
+                                        % (made, combine, states))
+                at = self.PARAMS_AT[combine]
+                self.assertEqual(both[0][at[0]:at[1]], one[0][at[0]:at[1]], second)
+
+    def test_a_final_function_refuses_a_state_of_other_parameters(self):
+        # a state handed to the final function by a pass-through transition: the
+        # release was admitted and charged at the call's parameters, so a state of
+        # other parameters fails closed; a state of the call's releases
+        SERVER.psql(self.RAW + "CREATE OR REPLACE FUNCTION pass_state(bytea, bytea, float8) RETURNS bytea "
+                    "AS 'SELECT $2' LANGUAGE sql; "
+                    "CREATE OR REPLACE FUNCTION pass_state(bytea, bytea, float8, float8, float8) RETURNS bytea "
+                    "AS 'SELECT $2' LANGUAGE sql; "
+                    "CREATE OR REPLACE FUNCTION pass_state(bytea, bytea, float8, float8, float8, float8) RETURNS bytea "
+                    "AS 'SELECT $2' LANGUAGE sql; "
+                    "DROP AGGREGATE IF EXISTS private_refinal_avg(bytea, float8, float8, float8); "
+                    "DROP AGGREGATE IF EXISTS private_refinal_quantile(bytea, float8, float8, float8, float8); "
+                    "CREATE AGGREGATE private_refinal_avg(bytea, float8, float8, float8) (SFUNC = pass_state, "
+                    "STYPE = bytea, FINALFUNC = optdp_avg_final); "
+                    "CREATE AGGREGATE private_refinal_quantile(bytea, float8, float8, float8, float8) (SFUNC = "
+                    "pass_state, STYPE = bytea, FINALFUNC = optdp_quantile_final); "
+                    "DROP AGGREGATE IF EXISTS private_refinal(bytea, float8); "
+                    "DROP AGGREGATE IF EXISTS private_refinal_sum(bytea, float8, float8, float8); "
+                    "DROP AGGREGATE IF EXISTS private_refinal_gsum(bytea, float8, float8, float8); "
+                    "CREATE AGGREGATE private_refinal(bytea, float8) (SFUNC = pass_state, STYPE = bytea, "
+                    "FINALFUNC = optdp_count_final); "
+                    "CREATE AGGREGATE private_refinal_sum(bytea, float8, float8, float8) (SFUNC = pass_state, "
+                    "STYPE = bytea, FINALFUNC = optdp_staircase_final); "
+                    "CREATE AGGREGATE private_refinal_gsum(bytea, float8, float8, float8) (SFUNC = pass_state, "
+                    "STYPE = bytea, FINALFUNC = optdp_gaussian_sum_final)")
+        refused = "%s: the state was made with other parameters than the call's that was admitted and charged, so " \
+                  "nothing is released"
+        for final, made, other in (
+                ("private_refinal(s, 0.5)", "private_raw_count(0.5)", "private_raw_count(0.25)"),
+                ("private_refinal_sum(s, 1, 0, 10)", "private_raw_sum(x, 1, 0, 10)", "private_raw_sum(x, 1, 0, 20)"),
+                ("private_refinal_gsum(s, 0.5, 0, 10)", "private_raw_gsum(x, 0.5, 0, 10)",
+                 "private_raw_gsum(x, 2, 0, 10)"),
+                ("private_refinal_avg(s, 1, 0, 10)", "private_raw_avg(x, 1, 0, 10)", "private_raw_avg(x, 2, 0, 10)"),
+                ("private_refinal_quantile(s, 0.5, 1, 0, 10)", "private_raw_quantile(x, 0.5, 1, 0, 10)",
+                 "private_raw_quantile(x, 0.75, 1, 0, 10)")):
+            name = final.split("(")[0]
+            self.assertEqual(SERVER.error_of("SELECT %s FROM (SELECT %s AS s FROM t) p" % (final, other)),
+                             refused % name, other)
+            for same in ("SELECT %s AS s FROM t" % made, "SELECT %s AS s FROM t WHERE g < 0" % other):
+                self.assertEqual(SERVER.psql("SELECT %s IS NOT NULL FROM (%s) p" % (final, same)), [["t"]], same)
+
     @staticmethod
     def rows_read(sql):
         # sql refused in a savepoint, then the rows of t the transaction read (t's

@@ -19,26 +19,26 @@ CREATE FUNCTION optdp_gaussian_count_state_final(bytea) RETURNS bytea
 
 -- gaussian_count(rho): the number of rows + N_Z(0, 1 / (2 rho))
 CREATE AGGREGATE gaussian_count(rho float8) (
-  SFUNC = optdp_gaussian_count_trans, STYPE = bytea, INITCOND = '\x0000000000000000',
+  SFUNC = optdp_gaussian_count_trans, STYPE = bytea, INITCOND = '\x00000000000000000000000000000000',
   COMBINEFUNC = optdp_gaussian_count_combine,
   FINALFUNC = optdp_gaussian_count_final, PARALLEL = SAFE);
 -- gaussian_count(x, rho): the number of rows with x not NULL + noise
 CREATE AGGREGATE gaussian_count(x anyelement, rho float8) (
-  SFUNC = optdp_gaussian_count_trans, STYPE = bytea, INITCOND = '\x0000000000000000',
+  SFUNC = optdp_gaussian_count_trans, STYPE = bytea, INITCOND = '\x00000000000000000000000000000000',
   COMBINEFUNC = optdp_gaussian_count_combine,
   FINALFUNC = optdp_gaussian_count_final, PARALLEL = SAFE);
 -- the exact partial states, for a coordinator (docs/scale.md)
 CREATE AGGREGATE gaussian_count_state(rho float8) (
-  SFUNC = optdp_gaussian_count_trans, STYPE = bytea, INITCOND = '\x0000000000000000',
+  SFUNC = optdp_gaussian_count_trans, STYPE = bytea, INITCOND = '\x00000000000000000000000000000000',
   COMBINEFUNC = optdp_gaussian_count_combine,
   FINALFUNC = optdp_gaussian_count_state_final, PARALLEL = SAFE);
 CREATE AGGREGATE gaussian_count_state(x anyelement, rho float8) (
-  SFUNC = optdp_gaussian_count_trans, STYPE = bytea, INITCOND = '\x0000000000000000',
+  SFUNC = optdp_gaussian_count_trans, STYPE = bytea, INITCOND = '\x00000000000000000000000000000000',
   COMBINEFUNC = optdp_gaussian_count_combine,
   FINALFUNC = optdp_gaussian_count_state_final, PARALLEL = SAFE);
 -- merges shipped gaussian_count states and releases once
 CREATE AGGREGATE gaussian_count_merge(state bytea, rho float8) (
-  SFUNC = optdp_gaussian_count_merge_trans, STYPE = bytea, INITCOND = '\x0000000000000000',
+  SFUNC = optdp_gaussian_count_merge_trans, STYPE = bytea, INITCOND = '\x00000000000000000000000000000000',
   COMBINEFUNC = optdp_gaussian_count_combine,
   FINALFUNC = optdp_gaussian_count_final, PARALLEL = RESTRICTED);
 
@@ -57,15 +57,15 @@ CREATE FUNCTION optdp_gaussian_sum_state_final(bytea) RETURNS bytea
   AS 'MODULE_PATHNAME', 'optdp_gaussian_sum_state_final' LANGUAGE C PARALLEL SAFE;
 
 CREATE AGGREGATE gaussian_sum(x float8, rho float8, lower float8, upper float8) (
-  SFUNC = optdp_gaussian_sum_trans, STYPE = bytea, INITCOND = '\x00000000000000000000000000000000',
+  SFUNC = optdp_gaussian_sum_trans, STYPE = bytea, INITCOND = '\x000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
   COMBINEFUNC = optdp_gaussian_sum_combine,
   FINALFUNC = optdp_gaussian_sum_final, PARALLEL = SAFE);
 CREATE AGGREGATE gaussian_sum_state(x float8, rho float8, lower float8, upper float8) (
-  SFUNC = optdp_gaussian_sum_trans, STYPE = bytea, INITCOND = '\x00000000000000000000000000000000',
+  SFUNC = optdp_gaussian_sum_trans, STYPE = bytea, INITCOND = '\x000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
   COMBINEFUNC = optdp_gaussian_sum_combine,
   FINALFUNC = optdp_gaussian_sum_state_final, PARALLEL = SAFE);
 CREATE AGGREGATE gaussian_sum_merge(state bytea, rho float8, lower float8, upper float8) (
-  SFUNC = optdp_gaussian_sum_merge_trans, STYPE = bytea, INITCOND = '\x00000000000000000000000000000000',
+  SFUNC = optdp_gaussian_sum_merge_trans, STYPE = bytea, INITCOND = '\x000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
   COMBINEFUNC = optdp_gaussian_sum_combine,
   FINALFUNC = optdp_gaussian_sum_final, PARALLEL = RESTRICTED);
 
