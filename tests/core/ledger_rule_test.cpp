@@ -204,6 +204,7 @@ TEST(LedgerRule, RefusalFiguresHaveFourDigits) {
     if (j == std::string::npos) break;
     i = j;
   }
+}
 
 // A mixed history decided by the privacy curve: Gaussian counts at sigma 50
 // (recorded with their shift, 1) and geometric counts at sd about 50 on (1, 1e-6) (small
