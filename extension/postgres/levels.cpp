@@ -52,7 +52,32 @@ struct LevelsParams {
   int k;
   double alphas[optdp::kMaxLevels];
   double eps;
+  double digest;  // what the count state carries of the alphas (levels_digest)
 };
+
+// The levels' mark in a count state (CountState.param, 0 meaning none): the
+// state carries up to 16 alphas in one double, so it carries a digest of
+// them, FNV-1a over k and the alphas' bits, mapped into [1, 2) so that it is
+// never 0 and compares as a number. The combine refuses two states of
+// different digests and the final function a state whose digest is not its
+// call's (aggregate.hpp), as for private_count's alpha; the alphas
+// themselves are the planned call's, read before the first row.
+double levels_digest(int k, const double* alphas) {
+  std::uint64_t h = 14695981039346656037ull;
+  auto mix = [&h](std::uint64_t v) {
+    for (int i = 0; i < 8; ++i) {
+      h ^= (v >> (8 * i)) & 0xff;
+      h *= 1099511628211ull;
+    }
+  };
+  mix(static_cast<std::uint64_t>(k));
+  for (int i = 0; i < k; ++i) {
+    std::uint64_t bits;
+    std::memcpy(&bits, &alphas[i], sizeof bits);
+    mix(bits);
+  }
+  return 1.0 + std::ldexp(static_cast<double>(h >> 12), -52);
+}
 
 const LevelsParams& levels_params(FunctionCallInfo fcinfo, const char* function, int first) {
   auto* cache = static_cast<LevelsParams*>(fcinfo->flinfo->fn_extra);
@@ -74,6 +99,7 @@ const LevelsParams& levels_params(FunctionCallInfo fcinfo, const char* function,
     s.k = static_cast<int>(a.size());
     std::copy(a.begin(), a.end(), s.alphas);
     s.eps = optdp::epsilon_of_alpha(a[0]);  // the least private level's
+    s.digest = levels_digest(s.k, s.alphas);
   });
   raise(f);
   s.ready = true;
@@ -121,16 +147,17 @@ Datum levels_trans(FunctionCallInfo fcinfo) {
   if (!(cache && cache->ready) || PG_ARGISNULL(0)) [[unlikely]] {
     const char* fallback = FIRST == 0 ? "private_count_levels" : "private_count_levels_of";
     st = state_arg<CountState>(fcinfo, fallback, "private_count");
-    levels_params(fcinfo, agg_name(fcinfo, fallback), FIRST);
+    cache = const_cast<LevelsParams*>(&levels_params(fcinfo, agg_name(fcinfo, fallback), FIRST));
   } else {
     st = own_state(fcinfo);
   }
-  if (FIRST == 0 || !PG_ARGISNULL(1)) {
-    CountState s;
-    std::memcpy(&s, VARDATA_ANY(st), sizeof s);
-    ++s.rows;
-    store(st, s);
-  }
+  // The alphas' digest goes into the state at its first call (also for a NULL x),
+  // as the other counts write their alpha.
+  CountState s;
+  std::memcpy(&s, VARDATA_ANY(st), sizeof s);
+  s.param = cache->digest;
+  if (FIRST == 0 || !PG_ARGISNULL(1)) ++s.rows;
+  store(st, s);
   PG_RETURN_BYTEA_P(st);
 }
 
@@ -150,6 +177,7 @@ Datum optdp_levels_final(PG_FUNCTION_ARGS) {
   const int first = levels_first(fcinfo, fn);
   const LevelsParams& p = levels_params(fcinfo, fn, first);
   const CountState s = PG_ARGISNULL(0) ? CountState{} : load<CountState>(PG_GETARG_BYTEA_PP(0), fn, "private_count");
+  released_param(fn, s.param, p.digest);  // fails closed on a state of other levels
   release_charge(fcinfo, {fn, p.eps, 0.0});
   Failure f;
   std::int64_t released[optdp::kMaxLevels];
@@ -173,7 +201,11 @@ OPTDP_PG_FUNCTION(optdp_levels_state_final) {
   out.kind = static_cast<std::uint32_t>(Shipped::Levels);
   out.k = p.k;
   std::copy(p.alphas, p.alphas + p.k, out.alphas);
-  if (!PG_ARGISNULL(0)) out.rows = load<CountState>(PG_GETARG_BYTEA_PP(0), fn, "private_count").rows;
+  if (!PG_ARGISNULL(0)) {
+    const CountState in = load<CountState>(PG_GETARG_BYTEA_PP(0), fn, "private_count");
+    released_param(fn, in.param, p.digest);
+    out.rows = in.rows;
+  }
   PG_RETURN_BYTEA_P(seal_state(fn, Shipped::Levels, new_state(out)));
 }
 
@@ -196,6 +228,7 @@ OPTDP_PG_FUNCTION(optdp_levels_merge_trans) {
     });
   CountState s = load<CountState>(st, fn, "private_count");
   s.rows += in.rows;
+  s.param = p.digest;  // the merge's own levels, which its final function checks
   store(st, s);
   PG_RETURN_BYTEA_P(st);
 }

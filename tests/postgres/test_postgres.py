@@ -491,6 +491,40 @@ class Parameters(unittest.TestCase):
                 at = self.PARAMS_AT[combine]
                 self.assertEqual(both[0][at[0]:at[1]], one[0][at[0]:at[1]], second)
 
+    def test_levels_states_carry_a_digest_of_their_alphas(self):
+        # private_count_levels' state is a count's: it carries its alphas' digest where
+        # a count carries its alpha (levels.cpp), so that the count's combine refuses
+        # states of other levels, and a levels final function a state of other levels
+        SERVER.psql("DROP AGGREGATE IF EXISTS private_raw_levels(float8, float8); "
+                    "CREATE AGGREGATE private_raw_levels(float8, float8) (SFUNC = optdp_levels_trans, "
+                    "STYPE = bytea, INITCOND = '\\x%s', COMBINEFUNC = optdp_count_combine, PARALLEL = SAFE); "
+                    % ("00" * 16) + self.COMBINES)
+        rows = int(SERVER.psql("SELECT count(*) FROM t")[0][0])
+        for mode in (SERIAL, PARALLEL):
+            state = SERVER.psql(mode + "SELECT encode(private_raw_levels(0.5, 0.8), 'hex') FROM t")[0][0]
+            self.assertEqual(state[:16], rows.to_bytes(8, "little").hex(), mode)
+            self.assertNotEqual(state[16:], "00" * 8, mode)
+            self.assertEqual(SERVER.psql(mode + "SELECT encode(private_raw_levels(0.5, 0.8), 'hex') FROM t")[0][0],
+                             state, mode)
+            self.assertNotEqual(SERVER.psql(mode + "SELECT encode(private_raw_levels(0.5, 0.9), 'hex') FROM t")[0][0],
+                                state, mode)
+        states = "SELECT private_raw_levels(0.5, 0.8) AS s FROM t UNION ALL SELECT private_raw_levels(0.5, 0.9) FROM t"
+        self.assertEqual(SERVER.error_of("SELECT my_count_combine(s) FROM (%s) p" % states),
+                         "my_count_combine: cannot combine states made with different parameters")
+        same = "SELECT private_raw_levels(0.5, 0.8) AS s FROM t UNION ALL SELECT private_raw_levels(0.5, 0.8) FROM t"
+        self.assertEqual(len(SERVER.psql("SELECT my_count_combine(s) FROM (%s) p" % same)), 1)
+        # a final function of levels handed a state of other levels fails closed
+        SERVER.psql("CREATE OR REPLACE FUNCTION pass_state(bytea, bytea, float8, float8) RETURNS bytea "
+                    "AS 'SELECT $2' LANGUAGE sql; "
+                    "DROP AGGREGATE IF EXISTS private_refinal_levels(bytea, float8, float8); "
+                    "CREATE AGGREGATE private_refinal_levels(bytea, float8, float8) (SFUNC = pass_state, "
+                    "STYPE = bytea, FINALFUNC = optdp_levels_final)")
+        made = "(SELECT private_raw_levels(0.5, 0.9) AS s FROM t) p"
+        self.assertEqual(SERVER.error_of("SELECT private_refinal_levels(s, 0.5, 0.8) FROM %s" % made),
+                         "private_refinal_levels: the state was made with other parameters than the call's that "
+                         "was admitted and charged, so nothing is released")
+        self.assertEqual(len(SERVER.psql("SELECT private_refinal_levels(s, 0.5, 0.9) FROM %s" % made)), 1)
+
     def test_a_final_function_refuses_a_state_of_other_parameters(self):
         # a state handed to the final function by a pass-through transition: the
         # release was admitted and charged at the call's parameters, so a state of
