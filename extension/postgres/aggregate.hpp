@@ -151,6 +151,30 @@ const char* agg_name(FunctionCallInfo fcinfo, const char* fallback);
 // that was admitted and charged, so nothing is released" (fails closed).
 [[noreturn]] void refuse_state_params(const char* function);
 
+// The rule for the states whose parameters are several fields (the sums,
+// gaussian_sum, the moments, private_select's header): each such State has a
+// has_params flag, and its file defines set_params(State&, const Params&),
+// same_params(const State&, const State&) and take_params(State& to, const
+// State& from), found by argument-dependent lookup.
+
+// The final function's check: raises unless the state's parameters (if it has
+// any) are the planned call's, p.
+template <class State, class Params>
+void check_released_params(const char* fn, const State& s, const Params& p) {
+  if (!s.has_params) return;
+  State want{};
+  set_params(want, p);
+  if (!same_params(s, want)) refuse_state_params(fn);
+}
+
+// The combine function's: two states with different parameters are refused;
+// a state without any takes the other's.
+template <class State>
+void combine_params(FunctionCallInfo fcinfo, const char* name, State& a, const State& b) {
+  if (a.has_params && b.has_params && !same_params(a, b)) refuse_other_params(agg_name(fcinfo, name));
+  if (!a.has_params && b.has_params) take_params(a, b);
+}
+
 // The counts' state (private_count, gaussian_count, and private_count_levels(_of),
 // which shares private_count's): the number of rows and the count's parameter
 // (private_count's alpha, gaussian_count's rho; 0: no parameters yet, which no

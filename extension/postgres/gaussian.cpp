@@ -152,12 +152,11 @@ bool same_params(const GaussianSumState& a, const GaussianSumState& b) {
   return a.rho == b.rho && a.lower == b.lower && a.upper == b.upper;
 }
 
-// Raises unless a state's parameters (if it has any) are the planned call's.
-void check_released_params(const char* fn, const GaussianSumState& s, const SumParams& p) {
-  if (!s.has_params) return;
-  GaussianSumState want{};
-  set_params(want, p);
-  if (!same_params(s, want)) refuse_state_params(fn);
+// Everything of `from` but the sum.
+void take_params(GaussianSumState& to, const GaussianSumState& from) {
+  const __int128 v = to.sum();
+  to = from;
+  to.set_sum(v);
 }
 
 }  // namespace
@@ -283,12 +282,7 @@ Datum optdp_gaussian_sum_combine(PG_FUNCTION_ARGS) {
   if (PG_ARGISNULL(1)) PG_RETURN_BYTEA_P(st);
   GaussianSumState a = load<GaussianSumState>(st, "gaussian_sum", "gaussian_sum");
   const GaussianSumState b = load<GaussianSumState>(PG_GETARG_BYTEA_PP(1), "gaussian_sum", "gaussian_sum");
-  if (a.has_params && b.has_params && !same_params(a, b)) refuse_other_params(agg_name(fcinfo, "gaussian_sum"));
-  if (!a.has_params && b.has_params) {
-    const __int128 v = a.sum();
-    a = b;
-    a.set_sum(v);
-  }
+  combine_params(fcinfo, "gaussian_sum", a, b);
   a.set_sum(a.sum() + b.sum());
   store(st, a);
   PG_RETURN_BYTEA_P(st);

@@ -66,12 +66,11 @@ bool same_params(const MomentsState& a, const MomentsState& b) {
   return a.eps == b.eps && a.lower == b.lower && a.upper == b.upper;
 }
 
-// Raises unless a state's parameters (if it has any) are the planned call's.
-void check_released_params(const char* fn, const MomentsState& s, const optdp::MomentsPlan& plan) {
-  if (!s.has_params) return;
-  MomentsState want{};
-  set_params(want, plan);
-  if (!same_params(s, want)) refuse_state_params(fn);
+void take_params(MomentsState& to, const MomentsState& from) {
+  to.eps = from.eps;
+  to.lower = from.lower;
+  to.upper = from.upper;
+  to.has_params = 1;
 }
 
 struct MomentsCache {
@@ -258,13 +257,7 @@ Datum optdp_moments_combine(PG_FUNCTION_ARGS) {
   if (PG_ARGISNULL(1)) PG_RETURN_BYTEA_P(st);
   MomentsState a = load<MomentsState>(st, "private_avg", "moments");
   const MomentsState b = load<MomentsState>(PG_GETARG_BYTEA_PP(1), "private_avg", "moments");
-  if (a.has_params && b.has_params && !same_params(a, b)) refuse_other_params(agg_name(fcinfo, "private_avg"));
-  if (!a.has_params && b.has_params) {
-    a.eps = b.eps;
-    a.lower = b.lower;
-    a.upper = b.upper;
-    a.has_params = 1;
-  }
+  combine_params(fcinfo, "private_avg", a, b);
   a.n += b.n;
   MomentsState::add(a.s1_bytes, MomentsState::get(b.s1_bytes));
   MomentsState::add(a.s2_bytes, MomentsState::get(b.s2_bytes));

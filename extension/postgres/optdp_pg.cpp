@@ -484,12 +484,11 @@ bool same_params(const SumState& a, const SumState& b) {
   store(st, s);
 }
 
-// Raises unless a state's parameters (if it has any) are the planned call's.
-void check_released_params(const char* fn, const SumState& s, const SumParams& p) {
-  if (!s.has_params) return;
-  SumState want{};
-  set_params(want, p);
-  if (!same_params(s, want)) refuse_state_params(fn);
+// Everything of `from` but the sum.
+void take_params(SumState& to, const SumState& from) {
+  const __int128 v = to.sum();
+  to = from;
+  to.set_sum(v);
 }
 
 }  // namespace
@@ -540,12 +539,7 @@ Datum optdp_sum_combine(PG_FUNCTION_ARGS) {
   if (PG_ARGISNULL(1)) PG_RETURN_BYTEA_P(st);
   SumState a = load<SumState>(st, "staircase_sum", "sum");
   const SumState b = load<SumState>(PG_GETARG_BYTEA_PP(1), "staircase_sum", "sum");
-  if (a.has_params && b.has_params && !same_params(a, b)) refuse_other_params(agg_name(fcinfo, "staircase_sum"));
-  if (!a.has_params && b.has_params) {
-    const __int128 v = a.sum();
-    a = b;
-    a.set_sum(v);
-  }
+  combine_params(fcinfo, "staircase_sum", a, b);
   a.set_sum(a.sum() + b.sum());
   store(st, a);
   PG_RETURN_BYTEA_P(st);

@@ -120,12 +120,11 @@ bool same_params(const SelectHeader& a, const SelectHeader& b) {
   return a.eps == b.eps && a.sensitivity == b.sensitivity && a.method == b.method;
 }
 
-// Raises unless a state's parameters (if it has any) are the planned call's.
-void check_released_params(const char* fn, const SelectHeader& h, const SelectParams& p) {
-  if (!h.has_params) return;
-  SelectHeader want{};
-  set_params(want, p);
-  if (!same_params(h, want)) refuse_state_params(fn);
+void take_params(SelectHeader& to, const SelectHeader& from) {
+  to.eps = from.eps;
+  to.sensitivity = from.sensitivity;
+  to.method = from.method;
+  to.has_params = 1;
 }
 
 SelectHeader select_header(const bytea* st) {
@@ -240,13 +239,7 @@ Datum optdp_select_combine(PG_FUNCTION_ARGS) {
     bytea* copy = select_alloc(hb, hb.used, b, hb.used);
     PG_RETURN_BYTEA_P(copy);
   }
-  if (ha.has_params && hb.has_params && !same_params(ha, hb)) refuse_other_params(agg_name(fcinfo, "private_select"));
-  if (!ha.has_params && hb.has_params) {
-    ha.eps = hb.eps;
-    ha.sensitivity = hb.sensitivity;
-    ha.method = hb.method;
-    ha.has_params = 1;
-  }
+  combine_params(fcinfo, "private_select", ha, hb);
   ha.flags |= hb.flags;
   if (static_cast<std::uint64_t>(ha.count) + hb.count > optdp::kMaxCandidates)
     ha.flags |= kTooMany;
