@@ -178,8 +178,9 @@ void combine_params(FunctionCallInfo fcinfo, const char* name, State& a, const S
 // The counts' state (private_count, gaussian_count, and private_count_levels(_of),
 // which shares private_count's): the number of rows and the count's parameter
 // (private_count's alpha, gaussian_count's rho; 0: no parameters yet, which no
-// valid call has). private_count_levels leaves it 0: its parameters are up to
-// 16 alphas, which its shipped state carries.
+// valid call has). private_count_levels' parameters are up to 16 alphas: it
+// carries their digest (levels.cpp, levels_digest), its shipped state the
+// alphas themselves.
 struct CountState {
   std::int64_t rows;
   double param;
@@ -287,6 +288,24 @@ template <class State, class Read>
   std::memcpy(at, &value, sizeof value);
 }
 
+// One row into a count state st whose parameter must be `param`: the
+// parameter written if the state has none (refused if another), and the
+// count's 8 bytes incremented if `counts`, not the whole state.
+inline void count_row(FunctionCallInfo fcinfo, const char* name, bytea* st, double param, bool counts) {
+  unsigned char* base = reinterpret_cast<unsigned char*>(VARDATA_ANY(st));
+  double have;
+  std::memcpy(&have, base + offsetof(CountState, param), sizeof have);
+  if (have != param) [[unlikely]]
+    note_count_param(fcinfo, name, base + offsetof(CountState, param), have, param);
+  if (counts) {
+    unsigned char* rows = base + offsetof(CountState, rows);
+    std::int64_t n;
+    std::memcpy(&n, rows, sizeof n);
+    ++n;
+    std::memcpy(rows, &n, sizeof n);
+  }
+}
+
 template <class State, class Read>
 Datum count_rows_trans(FunctionCallInfo fcinfo, const char* name, Read read) {
   static_assert(std::is_same_v<State, CountState>);
@@ -298,19 +317,7 @@ Datum count_rows_trans(FunctionCallInfo fcinfo, const char* name, Read read) {
   } else {
     st = own_state(fcinfo);
   }
-  unsigned char* base = reinterpret_cast<unsigned char*>(VARDATA_ANY(st));
-  double have;
-  std::memcpy(&have, base + offsetof(State, param), sizeof have);
-  if (have != cache->value) [[unlikely]]
-    note_count_param(fcinfo, name, base + offsetof(State, param), have, cache->value);
-  if (PG_NARGS() == 2 || !PG_ARGISNULL(1)) {
-    // only the count's 8 bytes, not the whole state
-    unsigned char* rows = base + offsetof(State, rows);
-    std::int64_t n;
-    std::memcpy(&n, rows, sizeof n);
-    ++n;
-    std::memcpy(rows, &n, sizeof n);
-  }
+  count_row(fcinfo, name, st, cache->value, PG_NARGS() == 2 || !PG_ARGISNULL(1));
   PG_RETURN_BYTEA_P(st);
 }
 

@@ -151,13 +151,9 @@ Datum levels_trans(FunctionCallInfo fcinfo) {
   } else {
     st = own_state(fcinfo);
   }
-  // The alphas' digest goes into the state at its first call (also for a NULL x),
-  // as the other counts write their alpha.
-  CountState s;
-  std::memcpy(&s, VARDATA_ANY(st), sizeof s);
-  s.param = cache->digest;
-  if (FIRST == 0 || !PG_ARGISNULL(1)) ++s.rows;
-  store(st, s);
+  // the alphas' digest where the counts write their alpha (also for a NULL x)
+  count_row(fcinfo, FIRST == 0 ? "private_count_levels" : "private_count_levels_of", st, cache->digest,
+            FIRST == 0 || !PG_ARGISNULL(1));
   PG_RETURN_BYTEA_P(st);
 }
 
