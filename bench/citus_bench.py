@@ -13,14 +13,14 @@ the per-round ratios private / built-in. Needs Citus installed
 """
 import argparse
 import os
-import re
 import statistics
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "citus"))
 import test_citus as cluster  # noqa: E402
+sys.path.insert(0, HERE)
+import pg_bench  # noqa: E402  (its timed())
 
 PAIRS = [
     ("SELECT count(*) FROM t", "SELECT private_count(0.5) FROM t"),
@@ -36,12 +36,7 @@ PAIRS = [
 
 
 def timed(server, statements):
-    script = "\\timing on\n" + "\n".join(s + ";" for s in statements) + "\n"
-    r = subprocess.run([server.psql_path, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", server.socket_dir,
-                        "-U", "postgres", "-d", "postgres"], input=script, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise RuntimeError(r.stderr)
-    return [float(m) for m in re.findall(r"^Time: ([0-9.]+) ms", r.stdout, re.M)]
+    return pg_bench.timed(server, [st + ";" for st in statements])
 
 
 def main():

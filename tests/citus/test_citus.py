@@ -20,7 +20,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "postgres"))
 from pgserver import Server, SqlError, _pg  # noqa: E402
-from test_postgres import chi_square_p  # noqa: E402
+from test_postgres import FORMS as SERVER_FORMS, chi_square_p  # noqa: E402
 
 SKIP = 77
 LN2 = 0.6931471805599453
@@ -40,20 +40,8 @@ PRELOAD = "shared_preload_libraries = 'citus,optdp_pg'"
 COMMON = [PRELOAD, "max_connections = 60", "citus.max_adaptive_executor_pool_size = 4",
           "max_prepared_transactions = 20"]
 
-# Every release form, over t (id, k, x); as in tests/postgres/test_postgres.py's FORMS.
-FORMS = [
-    "private_count(0.5)",
-    "private_count(x, 0.5)",
-    "staircase_sum(x, 1.0, 10)",
-    "staircase_sum(x, 1.0, 0, 10)",
-    "staircase_sum(x, 1.0, 0, 10, 'l2')",
-    "laplace_sum(x, 1.0, 10)",
-    "laplace_sum(x, 1.0, 0, 10)",
-    "private_avg(x, 1.0, 0, 10)",
-    "private_var(x, 1.0, 0, 10)",
-    "private_stddev(x, 1.0, 0, 10)",
-    "private_quantile(x, 0.25, 1.0, 0, 10)",
-    "private_median(x, 1.0, 0, 10)",
+# Every release form, over t (id, k, x): test_postgres.py's, and the forms it tests elsewhere.
+FORMS = SERVER_FORMS + [
     "gaussian_count(0.01)",
     "gaussian_sum(x, 0.01, 0, 10)",
     "private_count_levels(0.2, 0.5)",
