@@ -65,8 +65,6 @@ private_count_levels(0.5, 0.8 ORDER BY 0.9::float8) released three levels,
 and staircase_sum(x, 1.0, 0, 10 ORDER BY 5.0::float8) read the float8 key as
 its cost text and quoted memory in its message.
 """
-import ctypes
-import ctypes.util
 import inspect
 import math
 import os
@@ -77,7 +75,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pgserver import Server  # noqa: E402
+from pgserver import Server, Session  # noqa: E402
 
 MODULE_DIR = None
 SERVER = None
@@ -94,117 +92,8 @@ BUDGET = (1e6, 0.5)  # the ledger mode's default budget (epsilon, delta)
 ITEMS = {}
 
 
-# ---- a small libpq client (ctypes): one statement at a time, errors as values ----
-_pq = ctypes.CDLL(ctypes.util.find_library("pq") or "libpq.so.5")
-_pq.PQconnectdb.restype = ctypes.c_void_p
-_pq.PQconnectdb.argtypes = [ctypes.c_char_p]
-_pq.PQstatus.argtypes = [ctypes.c_void_p]
-_pq.PQerrorMessage.restype = ctypes.c_char_p
-_pq.PQerrorMessage.argtypes = [ctypes.c_void_p]
-_pq.PQfinish.argtypes = [ctypes.c_void_p]
-_pq.PQexec.restype = ctypes.c_void_p
-_pq.PQexec.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
-_pq.PQsendQuery.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
-_pq.PQgetResult.restype = ctypes.c_void_p
-_pq.PQgetResult.argtypes = [ctypes.c_void_p]
-_pq.PQresultStatus.argtypes = [ctypes.c_void_p]
-_pq.PQresultErrorField.restype = ctypes.c_char_p
-_pq.PQresultErrorField.argtypes = [ctypes.c_void_p, ctypes.c_int]
-_pq.PQntuples.argtypes = [ctypes.c_void_p]
-_pq.PQnfields.argtypes = [ctypes.c_void_p]
-_pq.PQgetvalue.restype = ctypes.c_char_p
-_pq.PQgetvalue.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
-_pq.PQgetisnull.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
-_pq.PQclear.argtypes = [ctypes.c_void_p]
-_pq.PQgetCopyData.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_int]
-_pq.PQfreemem.argtypes = [ctypes.c_void_p]
-_pq.PQbackendPID.argtypes = [ctypes.c_void_p]
-_NOTICE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p)
-_pq.PQsetNoticeProcessor.restype = ctypes.c_void_p
-_pq.PQsetNoticeProcessor.argtypes = [ctypes.c_void_p, _NOTICE, ctypes.c_void_p]
-
-PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_COPY_OUT = 1, 2, 3
-PG_DIAG_SQLSTATE, PG_DIAG_MESSAGE_PRIMARY = ord("C"), ord("M")
-
-
-class Failed(Exception):
-    pass
-
-
-class Conn:
-    """One libpq connection. run(sql) returns ("ok", rows) with rows as lists of
-    strings (None for NULL; COPY TO STDOUT's lines as one-column rows) or
-    ("error", sqlstate, message)."""
-
-    def __init__(self, server, db):
-        info = "host=%s user=postgres dbname=%s" % (server.socket_dir, db)
-        self.c = _pq.PQconnectdb(info.encode())
-        if _pq.PQstatus(self.c) != 0:
-            msg = _pq.PQerrorMessage(self.c).decode()
-            _pq.PQfinish(self.c)
-            self.c = None
-            raise Failed("cannot connect to %s: %s" % (db, msg))
-        self.notices = []
-        self._proc = _NOTICE(lambda arg, msg: self.notices.append(msg.decode().strip()))
-        _pq.PQsetNoticeProcessor(self.c, self._proc, None)
-        self.pid = _pq.PQbackendPID(self.c)
-
-    def close(self):
-        if self.c:
-            _pq.PQfinish(self.c)
-            self.c = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def _result(self, r):
-        st = _pq.PQresultStatus(r)
-        if st == PGRES_TUPLES_OK:
-            rows = [[None if _pq.PQgetisnull(r, i, j) else _pq.PQgetvalue(r, i, j).decode()
-                     for j in range(_pq.PQnfields(r))] for i in range(_pq.PQntuples(r))]
-            return ("ok", rows)
-        if st == PGRES_COMMAND_OK:
-            return ("ok", [])
-        if st == PGRES_COPY_OUT:
-            lines = []
-            buf = ctypes.c_void_p()
-            while True:
-                n = _pq.PQgetCopyData(self.c, ctypes.byref(buf), 0)
-                if n < 0:
-                    break
-                lines.append([ctypes.string_at(buf, n).decode().rstrip("\n")])
-                _pq.PQfreemem(buf)
-            return ("copy", lines)
-        state = _pq.PQresultErrorField(r, PG_DIAG_SQLSTATE)
-        msg = _pq.PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY)
-        if msg is None:
-            msg = _pq.PQerrorMessage(self.c)
-        return ("error", state.decode() if state else "", msg.decode().strip() if msg else "")
-
-    def run(self, sql):
-        if not _pq.PQsendQuery(self.c, sql.encode()):
-            return ("error", "", _pq.PQerrorMessage(self.c).decode().strip())
-        out = None
-        while True:
-            r = _pq.PQgetResult(self.c)
-            if not r:
-                break
-            got = self._result(r)
-            _pq.PQclear(r)
-            if got[0] == "copy":  # the COPY's rows (its columns split); its completion follows
-                out = ("ok", [line[0].split("\t") for line in got[1]])
-            elif out is None or got[0] == "error":
-                out = got if out is None or got[0] == "error" else out
-        return out
-
-    def ok(self, sql):
-        got = self.run(sql)
-        if got[0] != "ok":
-            raise Failed("%s: %s" % (sql, got))
-        return got[1]
+# one libpq connection per use: pgserver.Session (run(sql) returns errors as values)
+Conn = Session
 
 
 # ---- data -------------------------------------------------------------------------
