@@ -172,14 +172,17 @@ def _strip_comments(s):
 class Session:
     """One libpq connection to server's database db, kept open.
 
-    psql(sql) and error_of(sql) behave as Server's: the statements run one at a
-    time, each in its own transaction unless the SQL opens one, and stop at the
-    first error; rows come back as psql -A -t prints them (NULL as ''). After
-    an error, or at the end of a script that left a transaction open, the
-    transaction is rolled back, as psql's exit would. What stays between calls
-    is the backend: its settings, temporary tables, prepared statements and
-    optdp's per-backend state (dp_seed, its ledger connection). Tests that need
-    a fresh backend use Server.psql.
+    psql(sql) and error_of(sql) behave as Server's: each call begins with
+    DISCARD ALL (the settings, roles, temporary tables and prepared statements
+    of earlier calls are gone, as in a new session); the statements run one at
+    a time, each in its own transaction unless the SQL opens one, and stop at
+    the first error, unless the script begins with psql's line
+    `\set ON_ERROR_STOP off`; rows come back as psql -A -t prints them (NULL
+    as '', or as a leading `\pset null X` says). After an error, or at the end of a script that left a transaction
+    open, the transaction is rolled back, as psql's exit would. What stays
+    between calls is the backend itself, and so optdp's per-backend state
+    (dp_seed's seed, its ledger connection, a loaded module) and statistics not
+    yet reported. Tests that need a new backend use Server.psql.
 
     run(sql) sends sql as one query string and returns ("ok", rows) with None
     for NULL (COPY TO STDOUT's lines as rows of their tab-split columns) or
@@ -262,15 +265,27 @@ class Session:
 
     def psql(self, sql):
         lines = []
+        stop, null = True, ""
+        while True:  # psql's lines that tests put first
+            if sql.startswith("\\set ON_ERROR_STOP off\n"):
+                stop, sql = False, sql.split("\n", 1)[1]
+            elif sql.startswith("\\pset null "):
+                line, sql = sql.split("\n", 1)
+                null = line.split(None, 2)[2]
+            else:
+                break
+        statements = split_statements(sql)
         try:
-            for statement in split_statements(sql):
+            for statement in ["DISCARD ALL"] + statements:
                 r = _pq.PQexec(self.c, statement.encode())
                 got = self._result(r) if r else ("error", "", "", _pq.PQerrorMessage(self.c).decode().strip())
                 _pq.PQclear(r)
-                if got[0] == "error":
+                if got[0] == "error" and (stop or statement == "DISCARD ALL"):
                     raise SqlError(got[3] or ("ERROR:  " + got[2]))
+                if got[0] == "error":
+                    continue
                 for row in got[1]:
-                    lines.extend("|".join("" if v is None else v for v in row).splitlines())
+                    lines.extend("|".join(null if v is None else v for v in row).splitlines())
         finally:
             self._end_transaction()
         return [line.split("|") for line in lines if line != ""]

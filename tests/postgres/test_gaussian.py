@@ -454,21 +454,30 @@ class SameDecisionsAsSQLite(unittest.TestCase):
     def setUpClass(cls):
         psql("DROP DATABASE IF EXISTS gsame; CREATE DATABASE gsame")
         psql("CREATE EXTENSION optdp; CREATE TABLE t AS %s; ANALYZE t" % TABLE, db="gsame")
+        # the releases and plans of a history run on one kept connection (pgserver.Session),
+        # whose backend keeps its ledger connection across attaches, as an application's
+        # would; test_exact_values_whatever_extra_float_digits needs new backends
+        cls.S = SERVER.session("gsame")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.S.close()
 
     def setUp(self):
         psql("TRUNCATE optdp_budget, optdp_charges", db="gsame")
 
-    def compare_plans(self, lite, label):
+    def compare_plans(self, lite, label, run=None):
         # this session's floats in their shortest exact form, whatever the database's default;
         # NULL printed as a word: psql prints a one-column NULL as an empty line, which
         # Server.psql drops, and the later plans' values would move up one place each
-        got = [r[0] for r in psql("\\pset null NULL\nSET extra_float_digits = 1;" + ";".join(PLANS), db="gsame")]
+        run = run or self.S.psql
+        got = [r[0] for r in run("\\pset null NULL\nSET extra_float_digits = 1;" + ";".join(PLANS))]
         self.assertEqual(len(got), len(PLANS), "%s: %r" % (label, got))
         for sql, g in zip(PLANS, got):
             w = lite.execute(sql).fetchone()[0]
             self.assertTrue(g == "NULL" if w is None else float(g) == float(w),
                             "%s %s: %r on PostgreSQL, %r in SQLite" % (label, sql, g, w))
-        got = psql("SET extra_float_digits = 1; SELECT * FROM dp_ledger_accounts()", db="gsame")
+        got = run("SET extra_float_digits = 1; SELECT * FROM dp_ledger_accounts()")
         want = lite.execute("SELECT * FROM dp_ledger_accounts").fetchall()
         self.assertEqual(len(got), 3)
         for g, w in zip(got, want):
@@ -490,7 +499,7 @@ class SameDecisionsAsSQLite(unittest.TestCase):
                  "'VALUES (1)')"]
         rnd = random.Random(20)
         sequence = [rnd.choice(forms) for _ in range(120)]
-        psql("SELECT dp_ledger_attach(1, 1e-6)", db="gsame")
+        self.S.psql("SELECT dp_ledger_attach(1, 1e-6)")
         outcomes = {"accepted": 0, "refused": 0}
         kinds = set()
         with tempfile.TemporaryDirectory() as d:
@@ -500,14 +509,14 @@ class SameDecisionsAsSQLite(unittest.TestCase):
                 want = lite_error(lite, sql)
                 if want is not None:
                     want = want.replace(LITE_ATTACH, PG_ATTACH)
-                got = SERVER.error_of(sql, db="gsame")
+                got = self.S.error_of(sql)
                 self.assertEqual(got, want, "step %d: %s" % (i, sql))
                 outcomes["accepted" if got is None else "refused"] += 1
                 if got is not None:
                     kinds.add(got.split("privacy budget exhausted: ")[1][:20])
                 if i % 10 == 9:
                     self.compare_plans(lite, "after step %d" % i)
-            self.assertEqual(int(psql("SELECT count(*) FROM dp_ledger_entries", db="gsame")[0][0]),
+            self.assertEqual(int(self.S.psql("SELECT count(*) FROM dp_ledger_entries")[0][0]),
                              lite.execute("SELECT count(*) FROM dp_ledger_entries").fetchone()[0])
         # the sequence reaches both accountings' limits
         self.assertGreater(outcomes["accepted"], 20, outcomes)
@@ -516,31 +525,31 @@ class SameDecisionsAsSQLite(unittest.TestCase):
     def test_pure_releases_past_basic_composition(self):
         # with a delta budget, many small pure releases fit by zCDP past what basic
         # composition allows (eps 0.01 each: 100 by basic composition)
-        psql("SELECT dp_ledger_attach(1, 1e-6)", db="gsame")
+        self.S.psql("SELECT dp_ledger_attach(1, 1e-6)")
         with tempfile.TemporaryDirectory() as d:
             lite = lite_ledger(d, 1.0, 1e-6)
             n = lite.execute("SELECT dp_further_releases('laplace', 0.01)").fetchone()[0]
             self.assertGreater(n, 100)
             sql = "SELECT k, laplace_sum(x, 0.01, 10) FROM t WHERE k < %d GROUP BY k" % n
             self.assertIsNone(lite_error(lite, sql))
-            psql(sql, db="gsame")
+            self.S.psql(sql)
             self.compare_plans(lite, "after %d pure releases" % n)
             # the history fits only by its privacy curve, which a Gaussian entry without a
             # shift (a sensitivity that is not an integer) turns off: no sigma lets one more
             # such release fit, on either engine
             self.assertIsNone(lite.execute("SELECT dp_gaussian_sigma(1, 1.5)").fetchone()[0])
-            self.assertEqual(psql("\\pset null NULL\nSELECT dp_gaussian_sigma(1, 1.5)", db="gsame"), [["NULL"]])
+            self.assertEqual(self.S.psql("\\pset null NULL\nSELECT dp_gaussian_sigma(1, 1.5)"), [["NULL"]])
             one = "SELECT laplace_sum(x, 0.01, 10) FROM t"
             want = lite_error(lite, one)
             self.assertIsNotNone(want)
-            self.assertEqual(SERVER.error_of(one, db="gsame"), want)
-            self.assertEqual(psql("SELECT count(*) FROM dp_ledger_entries", db="gsame"), [[str(n)]])
+            self.assertEqual(self.S.error_of(one), want)
+            self.assertEqual(self.S.psql("SELECT count(*) FROM dp_ledger_entries"), [[str(n)]])
 
     def test_a_mixed_history_decided_by_the_privacy_curve(self):
         # Gaussian counts (recorded with shift 1) and geometric counts until the budget's end:
         # past what zCDP allows, the privacy curve (PLD) decides, identically on both engines
         # (fails when either engine drops the shift: it then refuses where the other accepts)
-        psql("SELECT dp_ledger_attach(1, 1e-6)", db="gsame")
+        self.S.psql("SELECT dp_ledger_attach(1, 1e-6)")
         g, p = "SELECT gaussian_count(0.002) FROM t", "SELECT private_count(0.95) FROM t"
         accepted = 0
         with tempfile.TemporaryDirectory() as d:
@@ -549,13 +558,13 @@ class SameDecisionsAsSQLite(unittest.TestCase):
                 want = lite_error(lite, sql)
                 if want is not None:
                     want = want.replace(LITE_ATTACH, PG_ATTACH)
-                got = SERVER.error_of(sql, db="gsame")
+                got = self.S.error_of(sql)
                 self.assertEqual(got, want, "step %d: %s" % (i, sql))
                 accepted += got is None
             # the sequence reached the budget's end, and what was accepted fits by neither
             # basic composition nor zCDP: the curve took it
             self.assertLess(accepted, 16)
-            self.assertEqual(psql("SELECT accounting, fits FROM dp_ledger_accounts()", db="gsame"),
+            self.assertEqual(self.S.psql("SELECT accounting, fits FROM dp_ledger_accounts()"),
                              [["basic", "f"], ["zcdp", "f"], ["pld", "t"]])
             self.compare_plans(lite, "a mixed history by the curve")
 
@@ -571,7 +580,7 @@ class SameDecisionsAsSQLite(unittest.TestCase):
                     sql = "SELECT gaussian_count(%r) FROM t" % (0.001 / 3)
                     self.assertIsNone(lite_error(lite, sql))
                     psql(sql, db="gsame")
-                self.compare_plans(lite, "after 7 releases of rho 1/3000")
+                self.compare_plans(lite, "after 7 releases of rho 1/3000", lambda sql: psql(sql, db="gsame"))
         finally:
             psql("ALTER DATABASE gsame RESET extra_float_digits", db="gsame")
 
@@ -579,28 +588,28 @@ class SameDecisionsAsSQLite(unittest.TestCase):
         # SQLite's GaussianLedger.PlanningAgreesWithWhatTheLedgerThenAccepts: on a fresh
         # (1, 1e-6) ledger, k further counts of sigma 20 (19 by zCDP, more by the privacy
         # curve); spend k - 3, then exactly 3 fit
-        psql("SELECT dp_ledger_attach(1, 1e-6)", db="gsame")
+        self.S.psql("SELECT dp_ledger_attach(1, 1e-6)")
         rho = repr(1 / (2 * 20.0 * 20.0))
         with tempfile.TemporaryDirectory() as d:
             lite = lite_ledger(d, 1.0, 1e-6)
             k = lite.execute("SELECT dp_further_releases('gaussian', 20)").fetchone()[0]
             self.assertGreater(k, 19)
-            self.assertEqual(psql("SELECT dp_further_releases('gaussian', 20)", db="gsame"), [[str(k)]])
+            self.assertEqual(self.S.psql("SELECT dp_further_releases('gaussian', 20)"), [[str(k)]])
             spend = "SELECT k, gaussian_count(%s) FROM t WHERE k < %d GROUP BY k" % (rho, k - 3)
             self.assertIsNone(lite_error(lite, spend))
-            self.assertEqual(len(psql(spend, db="gsame")), k - 3)
+            self.assertEqual(len(self.S.psql(spend)), k - 3)
             self.compare_plans(lite, "after k - 3")
-            self.assertEqual(psql("SELECT dp_further_releases('gaussian', 20)", db="gsame"), [["3"]])
+            self.assertEqual(self.S.psql("SELECT dp_further_releases('gaussian', 20)"), [["3"]])
             one = "SELECT gaussian_count(%s) FROM t" % rho
             for _ in range(3):
                 self.assertIsNone(lite_error(lite, one))
-                psql(one, db="gsame")
+                self.S.psql(one)
             want = lite_error(lite, one)
             self.assertIsNotNone(want)
-            self.assertEqual(SERVER.error_of(one, db="gsame"), want)
-            self.assertEqual(psql("SELECT count(*) FROM dp_ledger_entries", db="gsame"), [[str(k)]])
+            self.assertEqual(self.S.error_of(one), want)
+            self.assertEqual(self.S.psql("SELECT count(*) FROM dp_ledger_entries"), [[str(k)]])
             # one more fits with more noise than 20, and the ledger then accepts it
-            sigma = float(psql("SELECT dp_gaussian_sigma(1)", db="gsame")[0][0])
+            sigma = float(self.S.psql("SELECT dp_gaussian_sigma(1)")[0][0])
             self.assertEqual(sigma, lite.execute("SELECT dp_gaussian_sigma(1)").fetchone()[0])
             self.assertGreater(sigma, 20)
             psql("SELECT gaussian_count(%r) FROM t" % (1 / (2 * sigma * sigma)), db="gsame")

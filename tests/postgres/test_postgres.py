@@ -313,10 +313,21 @@ class Laws(unittest.TestCase):
 
 
 class Parameters(unittest.TestCase):
+    # Its hundreds of statements run on one kept connection (pgserver.Session,
+    # each call a new session but for the backend): as psql calls they took
+    # most of this file's time.
+    @classmethod
+    def setUpClass(cls):
+        cls.S = SERVER.session()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.S.close()
+
     def assertSameErrorWithAndWithoutRows(self, form, message):
         for mode in (SERIAL, PARALLEL):
             for where in ("", " WHERE g < 0"):
-                self.assertEqual(SERVER.error_of(mode + "SELECT %s FROM t%s" % (form, where)), message,
+                self.assertEqual(self.S.error_of(mode + "SELECT %s FROM t%s" % (form, where)), message,
                                  form + where)
 
     def test_messages(self):
@@ -361,9 +372,9 @@ class Parameters(unittest.TestCase):
         for form, message in cases:
             self.assertSameErrorWithAndWithoutRows(form, message)
         # with valid parameters a NULL state is refused; no state at all releases
-        self.assertEqual(SERVER.error_of("SELECT private_avg_merge(NULL::bytea, 1, 0, 10) FROM t"),
+        self.assertEqual(self.S.error_of("SELECT private_avg_merge(NULL::bytea, 1, 0, 10) FROM t"),
                          "private_avg_merge: state must be a private_avg_state state, but is NULL")
-        self.assertEqual(len(SERVER.psql("SELECT private_avg_merge(NULL::bytea, 1, 0, 10) FROM t WHERE g < 0")), 1)
+        self.assertEqual(len(self.S.psql("SELECT private_avg_merge(NULL::bytea, 1, 0, 10) FROM t WHERE g < 0")), 1)
 
     def test_a_parameter_that_can_depend_on_a_row_is_refused(self):
         msg = ("private_count: alpha must be a literal or a query parameter (optdp fixes the noise before it reads "
@@ -371,7 +382,7 @@ class Parameters(unittest.TestCase):
         self.assertSameErrorWithAndWithoutRows("private_count(x / 10)", msg)
         self.assertSameErrorWithAndWithoutRows("private_count(random())", msg)
         self.assertSameErrorWithAndWithoutRows("private_count((SELECT 0.5::float8))", msg)
-        self.assertEqual(SERVER.error_of("SELECT staircase_sum(x, 1, 0, k) FROM t"),
+        self.assertEqual(self.S.error_of("SELECT staircase_sum(x, 1, 0, k) FROM t"),
                          "staircase_sum: upper must be a literal or a query parameter (optdp fixes the noise before "
                          "it reads any row), but is an expression that can depend on a row")
 
@@ -384,7 +395,7 @@ class Parameters(unittest.TestCase):
         for form, arg in (("staircase_sum(x, current_setting('my.p')::float8, 0, 1000000)", "eps"),
                           ("gaussian_sum(x, current_setting('my.p')::float8, 0, 1000000)", "rho")):
             for where in ("", " WHERE g < 0"):
-                self.assertEqual(SERVER.error_of("SET my.p = '1000'; SELECT %s, min(set_config('my.p', '1', false)) "
+                self.assertEqual(self.S.error_of("SET my.p = '1000'; SELECT %s, min(set_config('my.p', '1', false)) "
                                                  "FROM t%s" % (form, where)),
                                  "%s: %s %s" % (form.split("(")[0], arg, not_literal))
 
@@ -392,7 +403,7 @@ class Parameters(unittest.TestCase):
         # issue 26: a STABLE function that reads the table made the charge depend on the rows
         msg = ("private_count: alpha must be a literal or a query parameter (optdp fixes the noise before it reads "
                "any row), but is an expression that can depend on a row")
-        SERVER.psql("CREATE OR REPLACE FUNCTION alpha_sql() RETURNS float8 STABLE LANGUAGE sql AS "
+        self.S.psql("CREATE OR REPLACE FUNCTION alpha_sql() RETURNS float8 STABLE LANGUAGE sql AS "
                     "$$ SELECT 0.5::float8 FROM t WHERE g = 5 UNION ALL SELECT 0.25 LIMIT 1 $$; "
                     "CREATE OR REPLACE FUNCTION alpha_plpgsql() RETURNS float8 STABLE LANGUAGE plpgsql AS "
                     "$$ BEGIN RETURN CASE WHEN EXISTS (SELECT 1 FROM t WHERE g = 5 LIMIT 1) THEN 0.5 ELSE 0.25 END; END $$")
@@ -400,15 +411,15 @@ class Parameters(unittest.TestCase):
             self.assertSameErrorWithAndWithoutRows("private_count(%s())" % f, msg)
             self.assertSameErrorWithAndWithoutRows("private_count(x, %s()::float8)" % f, msg)
         # a PL/pgSQL variable is a query parameter: fixed for the statement, accepted
-        self.assertEqual(SERVER.psql("DO $$ DECLARE a float8 := 0.5; c int8; BEGIN "
+        self.assertEqual(self.S.psql("DO $$ DECLARE a float8 := 0.5; c int8; BEGIN "
                                      "SELECT private_count(a) INTO c FROM t; END $$"), [])
 
     def test_support_functions_only_through_optdp_aggregates(self):
         # a superuser's own aggregate over optdp's support functions: refused, not read at random
-        SERVER.psql("DROP AGGREGATE IF EXISTS my_count(float8); CREATE AGGREGATE my_count(float8) "
+        self.S.psql("DROP AGGREGATE IF EXISTS my_count(float8); CREATE AGGREGATE my_count(float8) "
                     "(SFUNC = optdp_count_trans, STYPE = bytea, INITCOND = '\\x00000000000000000000000000000000', "
                     "FINALFUNC = optdp_count_final)")
-        self.assertEqual(SERVER.error_of("SELECT my_count(0.5) FROM t"),
+        self.assertEqual(self.S.error_of("SELECT my_count(0.5) FROM t"),
                          "optdp: its support functions work only in its own aggregates, whose calls hold the "
                          "parameters, not in my_count")
 
@@ -451,26 +462,26 @@ class Parameters(unittest.TestCase):
                  "my_avg_combine": (80, 144), "my_quantile_combine": (0, 64), "my_select_combine": (48, 96)}
 
     def test_the_transition_writes_its_parameters_into_the_state(self):
-        SERVER.psql(self.RAW)
-        rows = int(SERVER.psql("SELECT count(*) FROM t")[0][0])
+        self.S.psql(self.RAW)
+        rows = int(self.S.psql("SELECT count(*) FROM t")[0][0])
         for mode in (SERIAL, PARALLEL):
             # the count (int64, little-endian), then alpha 0.5 (float8 3fe0000000000000)
-            self.assertEqual(SERVER.psql(mode + "SELECT encode(private_raw_count(0.5), 'hex') FROM t"),
+            self.assertEqual(self.S.psql(mode + "SELECT encode(private_raw_count(0.5), 'hex') FROM t"),
                              [[rows.to_bytes(8, "little").hex() + "000000000000e03f"]], mode)
             # no rows: the empty state, no parameters yet
-            self.assertEqual(SERVER.psql(mode + "SELECT encode(private_raw_count(0.5), 'hex') FROM t WHERE g < 0"),
+            self.assertEqual(self.S.psql(mode + "SELECT encode(private_raw_count(0.5), 'hex') FROM t WHERE g < 0"),
                              [["00" * 16]], mode)
             # a sum's: its parameters after the 16 bytes of the sum, has_params 1
-            state = SERVER.psql(mode + "SELECT encode(private_raw_sum(x, 1, 0, 10), 'hex') FROM t")[0][0]
+            state = self.S.psql(mode + "SELECT encode(private_raw_sum(x, 1, 0, 10), 'hex') FROM t")[0][0]
             self.assertEqual(state[32:], "000000000000f03f" + "00" * 8 + "0000000000002440" + "00" * 8 + "01000000"
                              + "00" * 4, mode)
-            state = SERVER.psql(mode + "SELECT encode(private_raw_gsum(x, 0.5, 0, 10), 'hex') FROM t")[0][0]
+            state = self.S.psql(mode + "SELECT encode(private_raw_gsum(x, 0.5, 0, 10), 'hex') FROM t")[0][0]
             self.assertEqual(state[32:], "000000000000e03f" + "00" * 8 + "0000000000002440" + "01000000" + "00" * 4,
                              mode)
 
     def test_combine_refuses_states_made_with_other_parameters(self):
 
-        SERVER.psql(self.RAW + self.COMBINES)
+        self.S.psql(self.RAW + self.COMBINES)
         for combine, made, other in (
                 ("my_count_combine", "private_raw_count(0.5)", "private_raw_count(0.25)"),
                 ("my_sum_combine", "private_raw_sum(x, 1, 0, 10)", "private_raw_sum(x, 2, 0, 10)"),
@@ -481,12 +492,12 @@ class Parameters(unittest.TestCase):
                  "private_raw_quantile(x, 0.25, 1, 0, 10)"),
                 ("my_select_combine", "private_raw_select(g, x, 1)", "private_raw_select(g, x, 2)")):
             states = "SELECT %s AS s FROM t UNION ALL SELECT %s FROM t" % (made, other)
-            self.assertEqual(SERVER.error_of("SELECT %s(s) FROM (%s) p" % (combine, states)),
+            self.assertEqual(self.S.error_of("SELECT %s(s) FROM (%s) p" % (combine, states)),
                              "%s: cannot combine states made with different parameters" % combine, other)
             # the same parameters, or an empty state (no parameters yet): added, the parameters kept
             for second in ("SELECT %s FROM t" % made, "SELECT %s FROM t WHERE g < 0" % other):
                 states = "SELECT %s AS s FROM t UNION ALL %s" % (made, second)
-                one, both = SERVER.psql("SELECT encode(%s, 'hex') FROM t; SELECT encode(%s(s), 'hex') FROM (%s) p"
+                one, both = self.S.psql("SELECT encode(%s, 'hex') FROM t; SELECT encode(%s(s), 'hex') FROM (%s) p"
                                         % (made, combine, states))
                 at = self.PARAMS_AT[combine]
                 self.assertEqual(both[0][at[0]:at[1]], one[0][at[0]:at[1]], second)
@@ -495,41 +506,41 @@ class Parameters(unittest.TestCase):
         # private_count_levels' state is a count's: it carries its alphas' digest where
         # a count carries its alpha (levels.cpp), so that the count's combine refuses
         # states of other levels, and a levels final function a state of other levels
-        SERVER.psql("DROP AGGREGATE IF EXISTS private_raw_levels(float8, float8); "
+        self.S.psql("DROP AGGREGATE IF EXISTS private_raw_levels(float8, float8); "
                     "CREATE AGGREGATE private_raw_levels(float8, float8) (SFUNC = optdp_levels_trans, "
                     "STYPE = bytea, INITCOND = '\\x%s', COMBINEFUNC = optdp_count_combine, PARALLEL = SAFE); "
                     % ("00" * 16) + self.COMBINES)
-        rows = int(SERVER.psql("SELECT count(*) FROM t")[0][0])
+        rows = int(self.S.psql("SELECT count(*) FROM t")[0][0])
         for mode in (SERIAL, PARALLEL):
-            state = SERVER.psql(mode + "SELECT encode(private_raw_levels(0.5, 0.8), 'hex') FROM t")[0][0]
+            state = self.S.psql(mode + "SELECT encode(private_raw_levels(0.5, 0.8), 'hex') FROM t")[0][0]
             self.assertEqual(state[:16], rows.to_bytes(8, "little").hex(), mode)
             self.assertNotEqual(state[16:], "00" * 8, mode)
-            self.assertEqual(SERVER.psql(mode + "SELECT encode(private_raw_levels(0.5, 0.8), 'hex') FROM t")[0][0],
+            self.assertEqual(self.S.psql(mode + "SELECT encode(private_raw_levels(0.5, 0.8), 'hex') FROM t")[0][0],
                              state, mode)
-            self.assertNotEqual(SERVER.psql(mode + "SELECT encode(private_raw_levels(0.5, 0.9), 'hex') FROM t")[0][0],
+            self.assertNotEqual(self.S.psql(mode + "SELECT encode(private_raw_levels(0.5, 0.9), 'hex') FROM t")[0][0],
                                 state, mode)
         states = "SELECT private_raw_levels(0.5, 0.8) AS s FROM t UNION ALL SELECT private_raw_levels(0.5, 0.9) FROM t"
-        self.assertEqual(SERVER.error_of("SELECT my_count_combine(s) FROM (%s) p" % states),
+        self.assertEqual(self.S.error_of("SELECT my_count_combine(s) FROM (%s) p" % states),
                          "my_count_combine: cannot combine states made with different parameters")
         same = "SELECT private_raw_levels(0.5, 0.8) AS s FROM t UNION ALL SELECT private_raw_levels(0.5, 0.8) FROM t"
-        self.assertEqual(len(SERVER.psql("SELECT my_count_combine(s) FROM (%s) p" % same)), 1)
+        self.assertEqual(len(self.S.psql("SELECT my_count_combine(s) FROM (%s) p" % same)), 1)
         # a final function of levels handed a state of other levels fails closed
-        SERVER.psql("CREATE OR REPLACE FUNCTION pass_state(bytea, bytea, float8, float8) RETURNS bytea "
+        self.S.psql("CREATE OR REPLACE FUNCTION pass_state(bytea, bytea, float8, float8) RETURNS bytea "
                     "AS 'SELECT $2' LANGUAGE sql; "
                     "DROP AGGREGATE IF EXISTS private_refinal_levels(bytea, float8, float8); "
                     "CREATE AGGREGATE private_refinal_levels(bytea, float8, float8) (SFUNC = pass_state, "
                     "STYPE = bytea, FINALFUNC = optdp_levels_final)")
         made = "(SELECT private_raw_levels(0.5, 0.9) AS s FROM t) p"
-        self.assertEqual(SERVER.error_of("SELECT private_refinal_levels(s, 0.5, 0.8) FROM %s" % made),
+        self.assertEqual(self.S.error_of("SELECT private_refinal_levels(s, 0.5, 0.8) FROM %s" % made),
                          "private_refinal_levels: the state was made with other parameters than the call's that "
                          "was admitted and charged, so nothing is released")
-        self.assertEqual(len(SERVER.psql("SELECT private_refinal_levels(s, 0.5, 0.9) FROM %s" % made)), 1)
+        self.assertEqual(len(self.S.psql("SELECT private_refinal_levels(s, 0.5, 0.9) FROM %s" % made)), 1)
 
     def test_a_final_function_refuses_a_state_of_other_parameters(self):
         # a state handed to the final function by a pass-through transition: the
         # release was admitted and charged at the call's parameters, so a state of
         # other parameters fails closed; a state of the call's releases
-        SERVER.psql(self.RAW + "CREATE OR REPLACE FUNCTION pass_state(bytea, bytea, float8) RETURNS bytea "
+        self.S.psql(self.RAW + "CREATE OR REPLACE FUNCTION pass_state(bytea, bytea, float8) RETURNS bytea "
                     "AS 'SELECT $2' LANGUAGE sql; "
                     "CREATE OR REPLACE FUNCTION pass_state(bytea, bytea, float8, float8, float8) RETURNS bytea "
                     "AS 'SELECT $2' LANGUAGE sql; "
@@ -561,19 +572,21 @@ class Parameters(unittest.TestCase):
                 ("private_refinal_quantile(s, 0.5, 1, 0, 10)", "private_raw_quantile(x, 0.5, 1, 0, 10)",
                  "private_raw_quantile(x, 0.75, 1, 0, 10)")):
             name = final.split("(")[0]
-            self.assertEqual(SERVER.error_of("SELECT %s FROM (SELECT %s AS s FROM t) p" % (final, other)),
+            self.assertEqual(self.S.error_of("SELECT %s FROM (SELECT %s AS s FROM t) p" % (final, other)),
                              refused % name, other)
             for same in ("SELECT %s AS s FROM t" % made, "SELECT %s AS s FROM t WHERE g < 0" % other):
-                self.assertEqual(SERVER.psql("SELECT %s IS NOT NULL FROM (%s) p" % (final, same)), [["t"]], same)
+                self.assertEqual(self.S.psql("SELECT %s IS NOT NULL FROM (%s) p" % (final, same)), [["t"]], same)
 
-    @staticmethod
-    def rows_read(sql):
-        # sql refused in a savepoint, then the rows of t the transaction read (t's
-        # sequential and index reads, the refusal's included)
-        out = SERVER.psql("\\set ON_ERROR_STOP off\n%sBEGIN; SAVEPOINT s; %s; ROLLBACK TO s; "
-                          "SELECT coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) FROM pg_stat_xact_user_tables "
-                          "WHERE relname = 't'; COMMIT;" % (SERIAL, sql))
-        return out[-1][0]
+    def rows_read(self, sql):
+        # sql refused in a savepoint, and the rows of t it read (t's sequential and
+        # index reads, the refusal's included): the transaction's counters after it
+        # less before it, since PostgreSQL 15's pg_stat_xact_* also count what the
+        # backend's earlier transactions read and it has not reported yet
+        reads = ("SELECT coalesce(sum(seq_tup_read), 0) + coalesce(sum(idx_tup_fetch), 0) FROM pg_stat_xact_user_tables "
+                 "WHERE relname = 't';")
+        out = self.S.psql("\\set ON_ERROR_STOP off\n%sBEGIN; %s SAVEPOINT s; %s; ROLLBACK TO s; %s COMMIT;"
+                          % (SERIAL, reads, sql, reads))
+        return str(int(out[-1][0]) - int(out[-2][0]))
 
     def test_no_window_use(self):
         # refused before the scan: main read one row on both neighbours first (the
@@ -581,14 +594,14 @@ class Parameters(unittest.TestCase):
         msg = "optdp: its aggregates cannot be used as window functions (every row would be a release)"
         for form in FORMS:
             for over in ("OVER (ORDER BY g)", "OVER ()"):
-                self.assertEqual(SERVER.error_of("SELECT %s %s FROM t" % (form, over)), msg)
+                self.assertEqual(self.S.error_of("SELECT %s %s FROM t" % (form, over)), msg)
         for form in FORMS[:4] + ["private_count_state(0.5)"]:
             for sql in ("SELECT %s OVER () FROM t" % form, "SELECT g, %s OVER (ORDER BY g) FROM t WHERE g < 0" % form,
                         "SELECT * FROM (SELECT g, %s OVER () AS c FROM t) s WHERE g = 1" % form):
-                self.assertEqual(SERVER.error_of(sql), msg, sql)
+                self.assertEqual(self.S.error_of(sql), msg, sql)
                 self.assertEqual(self.rows_read(sql), "0", sql)
             cursor = "DECLARE c CURSOR FOR SELECT g, %s OVER () FROM t; FETCH 1 FROM c" % form
-            self.assertEqual(SERVER.error_of("BEGIN; " + cursor), msg)
+            self.assertEqual(self.S.error_of("BEGIN; " + cursor), msg)
             self.assertEqual(self.rows_read(cursor), "0", cursor)
 
     def test_no_order_by_or_distinct_inside_the_call(self):
@@ -615,18 +628,18 @@ class Parameters(unittest.TestCase):
             for sql in ("SELECT %s FROM t" % form, "SELECT k, %s FROM t GROUP BY k" % form):
                 self.assertEqual(self.rows_read(sql), "0", sql)
         # a parameter after the call's arguments is still read as written
-        self.assertEqual(len(SERVER.psql("SELECT private_count_levels(0.5, 0.8) FROM t")[0][0].strip("{}").split(",")),
+        self.assertEqual(len(self.S.psql("SELECT private_count_levels(0.5, 0.8) FROM t")[0][0].strip("{}").split(",")),
                          2)
 
     def test_query_parameters_and_constant_expressions(self):
         # a generic plan keeps $1 as a Param: read through the executor, with rows and without
-        rows = SERVER.psql("SET plan_cache_mode = force_generic_plan; PREPARE q(float8) AS SELECT private_count($1) "
+        rows = self.S.psql("SET plan_cache_mode = force_generic_plan; PREPARE q(float8) AS SELECT private_count($1) "
                            "FROM t WHERE g < 0; EXECUTE q(0.5); EXECUTE q(0.25)")
         self.assertEqual(len(rows), 2)
-        self.assertEqual(SERVER.error_of("SET plan_cache_mode = force_generic_plan; PREPARE q(float8) AS "
+        self.assertEqual(self.S.error_of("SET plan_cache_mode = force_generic_plan; PREPARE q(float8) AS "
                                          "SELECT private_count($1) FROM t WHERE g < 0; EXECUTE q(1.5)"),
                          "private_count: alpha must be in (0, 1), but is 1.5")
-        self.assertEqual(len(SERVER.psql("SELECT private_count(exp(-1.0)::float8) FROM t")), 1)
+        self.assertEqual(len(self.S.psql("SELECT private_count(exp(-1.0)::float8) FROM t")), 1)
 
 
 class Privileges(unittest.TestCase):
