@@ -995,6 +995,8 @@ class Shards(unittest.TestCase):
                 # on one shard: GROUPS is even), so that every merge adds two states
                 s.psql("CREATE EXTENSION optdp; CREATE TABLE t AS SELECT * FROM (%s) a WHERE (g / %d) %% 2 = %d"
                        % (TABLE, GROUPS, part))
+            # the coordinator's statements on one kept connection (pgserver.Session)
+            cls.S = SERVER.session()
         except BaseException:
             cls.tearDownClass()
             raise
@@ -1002,6 +1004,8 @@ class Shards(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         # every server is stopped; then the first crash any of them logged is raised
+        if getattr(cls, "S", None) is not None:
+            cls.S.close()
         failures = []
         for s in cls.shards:
             try:
@@ -1015,7 +1019,7 @@ class Shards(unittest.TestCase):
         parts = " UNION ALL ".join(
             "SELECT * FROM dblink('%s', '%s') AS s(k int, state bytea)" % (s.conninfo(), state_sql.replace("'", "''"))
             for s in self.shards)
-        return SERVER.psql("SELECT dp_seed(%d); SELECT k, %s FROM (%s) parts GROUP BY k" % (seed, merge_call, parts))[1:]
+        return self.S.psql("SELECT dp_seed(%d); SELECT k, %s FROM (%s) parts GROUP BY k" % (seed, merge_call, parts))[1:]
 
     def test_merged_count_has_the_law_of_one_server(self):
         rows = self.merged("SELECT k, private_count_state(x, 0.5) FROM t GROUP BY k",
@@ -1056,7 +1060,7 @@ class Shards(unittest.TestCase):
             merge = "private_%s_merge(state, %s)" % (name, params)
             rows = self.merged("SELECT k, private_%s_state(%s, %s) FROM t%s GROUP BY k" % (name, y, params, where),
                                merge, 13)
-            single = SERVER.psql(SERIAL + "SELECT dp_seed(14); SELECT private_%s(%s, %s) FROM t%s GROUP BY k"
+            single = self.S.psql(SERIAL + "SELECT dp_seed(14); SELECT private_%s(%s, %s) FROM t%s GROUP BY k"
                                  % (name, y, params, where))[1:]
             a, b = [float(r[1]) for r in rows], [float(r[0]) for r in single]
             self.assertEqual(len(a), GROUPS // 3 if where else GROUPS)
@@ -1087,7 +1091,7 @@ class Shards(unittest.TestCase):
         for cand, typ, extra, seed in (("'c' || (g / %d)" % GROUPS, "text", "", 16),
                                        ("g / %d" % GROUPS, "integer", ", 1, 'exponential'", 17)):
             method = "exponential" if extra else "permute_and_flip"
-            law = [float(r[0]) for r in SERVER.psql(
+            law = [float(r[0]) for r in self.S.psql(
                 "SELECT probability FROM selection_probabilities(ARRAY%r, 0.01, 1, '%s') ORDER BY candidate"
                 % (scores, method))]
             rows = self.merged("SELECT k, private_select_state(%s, 100.0 * (g / %d), 0.01%s) FROM t GROUP BY k"
@@ -1112,24 +1116,24 @@ class Shards(unittest.TestCase):
                             "SELECT 'sad', 5 UNION ALL SELECT 'happy', -1000")
         parts = ("SELECT * FROM dblink('%s', 'SELECT private_select_state(m, s, 1e6) FROM moods') AS s(state bytea)"
                  % self.shards[0].conninfo())
-        SERVER.psql("DROP TYPE IF EXISTS mood; CREATE TYPE mood AS ENUM ('ok', 'sad')")
-        self.assertEqual(SERVER.error_of("SELECT private_select_merge(state, NULL::mood, 1e6) FROM (%s) p" % parts),
+        self.S.psql("DROP TYPE IF EXISTS mood; CREATE TYPE mood AS ENUM ('ok', 'sad')")
+        self.assertEqual(self.S.error_of("SELECT private_select_merge(state, NULL::mood, 1e6) FROM (%s) p" % parts),
                          "private_select_merge: a shipped candidate cannot be read as mood (the candidate's type "
                          "must be defined alike on the shards and the coordinator; the candidate is not shown)")
-        SERVER.psql("DROP TYPE mood; CREATE TYPE mood AS ENUM ('ok', 'sad', 'happy')")
-        self.assertEqual(SERVER.psql("SELECT v, pg_typeof(v) FROM (SELECT private_select_merge(state, NULL::mood, 1e6) v "
+        self.S.psql("DROP TYPE mood; CREATE TYPE mood AS ENUM ('ok', 'sad', 'happy')")
+        self.assertEqual(self.S.psql("SELECT v, pg_typeof(v) FROM (SELECT private_select_merge(state, NULL::mood, 1e6) v "
                                      "FROM (%s) p) a" % parts), [["sad", "mood"]])
-        SERVER.psql("DROP TYPE mood")
+        self.S.psql("DROP TYPE mood")
 
     def test_a_state_of_other_parameters_is_refused(self):
         parts = "SELECT * FROM dblink('%s', 'SELECT private_count_state(0.25) FROM t') AS s(state bytea)" % (
             self.shards[0].conninfo())
-        self.assertEqual(SERVER.error_of("SELECT private_count_merge(state, 0.5) FROM (%s) p" % parts),
+        self.assertEqual(self.S.error_of("SELECT private_count_merge(state, 0.5) FROM (%s) p" % parts),
                          "private_count_merge: state was computed with alpha 0.25, but alpha is 0.5")
         # an empty shard's state carries its parameters too
         parts = ("SELECT * FROM dblink('%s', 'SELECT staircase_sum_state(x, 1.0, 10) FROM t WHERE g < 0') "
                  "AS s(state bytea)" % self.shards[0].conninfo())
-        self.assertEqual(SERVER.error_of("SELECT staircase_sum_merge(state, 2.0, 10) FROM (%s) p" % parts),
+        self.assertEqual(self.S.error_of("SELECT staircase_sum_merge(state, 2.0, 10) FROM (%s) p" % parts),
                          "staircase_sum_merge: state was computed with (eps, lower, upper) = (1, 0, 10), but they "
                          "are (2, 0, 10)")
         # every later state records its aggregate and its parameters, an empty shard's too
@@ -1171,7 +1175,7 @@ class Shards(unittest.TestCase):
             for where in ("", " WHERE g < 0"):
                 parts = "SELECT * FROM dblink('%s', 'SELECT %s FROM t%s') AS s(state bytea)" % (
                     self.shards[0].conninfo(), state.replace("'", "''"), where)
-                self.assertEqual(SERVER.error_of("SELECT %s FROM (%s) p" % (merge, parts)), message, merge + where)
+                self.assertEqual(self.S.error_of("SELECT %s FROM (%s) p" % (merge, parts)), message, merge + where)
 
 
     def shipped(self, shard, state, where=""):
@@ -1182,18 +1186,18 @@ class Shards(unittest.TestCase):
         # every byte of a genuine state counts, the nonce's and the tag's too: flipping one
         # bit anywhere (its rows, its alpha, its nonce, its tag) is refused with the one message
         parts = self.shipped(self.shards[0], "private_count_state(x, 0.5)")
-        self.assertEqual(SERVER.psql("SELECT length(state) FROM (%s) p" % parts), [["64"]])
+        self.assertEqual(self.S.psql("SELECT length(state) FROM (%s) p" % parts), [["64"]])
         for i in (0, 8, 15, 16, 31, 32, 63):
             sql = "SELECT private_count_merge(set_byte(state, %d, get_byte(state, %d) # 1), 0.5) FROM (%s) p" % (
                 i, i, parts)
-            self.assertEqual(SERVER.error_of(sql), FORGED_MESSAGE % "private_count_merge", "byte %d" % i)
-        self.assertEqual(SERVER.error_of("SELECT private_count_merge(substr(state, 1, 63), 0.5) FROM (%s) p" % parts),
+            self.assertEqual(self.S.error_of(sql), FORGED_MESSAGE % "private_count_merge", "byte %d" % i)
+        self.assertEqual(self.S.error_of("SELECT private_count_merge(substr(state, 1, 63), 0.5) FROM (%s) p" % parts),
                          FORGED_MESSAGE % "private_count_merge")
         # a state of the format before the nonce (16 bytes and a tag) is refused alike
-        self.assertEqual(SERVER.error_of("SELECT private_count_merge(substr(state, 1, 16) || substr(state, 33), 0.5) "
+        self.assertEqual(self.S.error_of("SELECT private_count_merge(substr(state, 1, 16) || substr(state, 33), 0.5) "
                                          "FROM (%s) p" % parts), FORGED_MESSAGE % "private_count_merge")
         # the same state unchanged merges
-        self.assertEqual(len(SERVER.psql("SELECT private_count_merge(state, 0.5) FROM (%s) p" % parts)), 1)
+        self.assertEqual(len(self.S.psql("SELECT private_count_merge(state, 0.5) FROM (%s) p" % parts)), 1)
 
     def test_servers_with_another_key_are_refused(self):
         set_state_key(self.shards[1], OTHER_KEY)
@@ -1205,10 +1209,10 @@ class Shards(unittest.TestCase):
                                  ("private_count_levels_state(0.5)", "private_count_levels_merge(state, 0.5)"),
                                  ("private_select_state(g, x, 1.0)", "private_select_merge(state, NULL::int, 1.0)")):
                 parts = self.shipped(self.shards[0], state) + " UNION ALL " + self.shipped(self.shards[1], state)
-                self.assertEqual(SERVER.error_of("SELECT %s FROM (%s) p" % (merge, parts)),
+                self.assertEqual(self.S.error_of("SELECT %s FROM (%s) p" % (merge, parts)),
                                  FORGED_MESSAGE % merge.split("(")[0], merge)
                 # the shard that shares the coordinator's key still merges
-                self.assertEqual(len(SERVER.psql("SELECT %s FROM (%s) p" % (merge, self.shipped(self.shards[0],
+                self.assertEqual(len(self.S.psql("SELECT %s FROM (%s) p" % (merge, self.shipped(self.shards[0],
                                                                                               state)))), 1)
         finally:
             set_state_key(self.shards[1], None)
@@ -1217,7 +1221,7 @@ class Shards(unittest.TestCase):
         # a merge's nonces are counted in one process, so the planner must never put a
         # merge in a parallel worker (where it refuses): whether it would, depends on
         # the table's size, not on the query
-        rows = SERVER.psql("SELECT p.proname, p.proparallel FROM pg_proc p JOIN pg_aggregate a ON a.aggfnoid = p.oid "
+        rows = self.S.psql("SELECT p.proname, p.proparallel FROM pg_proc p JOIN pg_aggregate a ON a.aggfnoid = p.oid "
                            "WHERE p.proname LIKE '%\\_merge' ORDER BY 1")
         self.assertGreaterEqual(len(rows), 15, rows)
         self.assertEqual([r for r in rows if r[1] != "r"], [], rows)
@@ -1233,25 +1237,25 @@ class Shards(unittest.TestCase):
                              ("private_select_state(g, x, 1.0)", "private_select_merge(state, NULL::int, 1.0)")):
             name = merge.split("(")[0]
             once = self.shipped(self.shards[0], state)
-            self.assertEqual(SERVER.error_of("WITH s AS MATERIALIZED (%s) SELECT %s FROM (SELECT state FROM s "
+            self.assertEqual(self.S.error_of("WITH s AS MATERIALIZED (%s) SELECT %s FROM (SELECT state FROM s "
                                              "UNION ALL SELECT state FROM s) p" % (once, merge)), message % name, merge)
             # kept in a table and given twice, in one statement or in two of one transaction
-            SERVER.psql("DROP TABLE IF EXISTS kept; CREATE TABLE kept AS %s" % once)
-            self.assertEqual(SERVER.error_of("SELECT %s FROM (SELECT state FROM kept UNION ALL SELECT state FROM kept) p"
+            self.S.psql("DROP TABLE IF EXISTS kept; CREATE TABLE kept AS %s" % once)
+            self.assertEqual(self.S.error_of("SELECT %s FROM (SELECT state FROM kept UNION ALL SELECT state FROM kept) p"
                                              % merge), message % name, merge)
-            self.assertEqual(SERVER.error_of("BEGIN; SELECT %s FROM kept; SELECT %s FROM kept; COMMIT"
+            self.assertEqual(self.S.error_of("BEGIN; SELECT %s FROM kept; SELECT %s FROM kept; COMMIT"
                                              % (merge, merge)), message % name, merge)
             # once per transaction: the next transaction merges it again (a second release, charged again)
-            self.assertEqual(len(SERVER.psql("SELECT %s FROM kept" % merge)), 1)
-            self.assertEqual(len(SERVER.psql("SELECT %s FROM kept" % merge)), 1)
-        SERVER.psql("DROP TABLE kept")
+            self.assertEqual(len(self.S.psql("SELECT %s FROM kept" % merge)), 1)
+            self.assertEqual(len(self.S.psql("SELECT %s FROM kept" % merge)), 1)
+        self.S.psql("DROP TABLE kept")
         # finding 8: 50 rows merged from one state given twice released about 100
         rows = "SELECT private_count_state(0.5) FROM generate_series(1, 50)"
-        SERVER.psql("DROP TABLE IF EXISTS kept; CREATE TABLE kept AS SELECT * FROM dblink('%s', '%s') AS s(state bytea)"
+        self.S.psql("DROP TABLE IF EXISTS kept; CREATE TABLE kept AS SELECT * FROM dblink('%s', '%s') AS s(state bytea)"
                     % (self.shards[0].conninfo(), rows))
-        self.assertEqual(SERVER.error_of("SELECT private_count_merge(s, 0.5) FROM (SELECT state s FROM kept UNION ALL "
+        self.assertEqual(self.S.error_of("SELECT private_count_merge(s, 0.5) FROM (SELECT state s FROM kept UNION ALL "
                                          "SELECT state FROM kept) a"), message % "private_count_merge")
-        SERVER.psql("DROP TABLE kept")
+        self.S.psql("DROP TABLE kept")
 
     def test_without_a_key_states_and_merges_refuse(self):
         shard = self.shards[1]
