@@ -8,6 +8,7 @@
 #   bench/run.sh select               # private_select over 10,000 candidates (not in the default set)
 #   bench/run.sh gaussian             # discrete Gaussian vs two-sided geometric per sample (not in the default set)
 #   bench/run.sh gaussian_groups      # private_groups' count errors, Gaussian vs geometric, by max_groups (not in the default set)
+#   bench/run.sh floors               # 30,000 grouped releases: gaussian_count vs private_count vs count(*)
 #   bench/run.sh moments              # private_avg's error vs the naive ratio; avg, var, median vs sum() at 10M rows
 #   bench/run.sh postgres             # PostgreSQL 15: the aggregates vs the built-ins, serial and 2 workers, 10M rows
 #   GROUPED_ARGS="--rows 1000000 --reps 7" bench/run.sh grouped
@@ -37,11 +38,11 @@ for b in "${benches[@]}"; do
     matrix) ;;
     timing) targets+=(release_timing) ;;
     grouped) ;;
-    select|moments) ;;
+    select|moments|floors) ;;
     gaussian) targets+=(gaussian_bench) ;;
     gaussian_groups) ;;
     postgres) targets+=(optdp_pg) ;;
-    *) echo "bench/run.sh: unknown benchmark '$b' (sampler, sql, matrix, timing, grouped, select, moments, gaussian, gaussian_groups, postgres)" >&2; exit 2 ;;
+    *) echo "bench/run.sh: unknown benchmark '$b' (sampler, sql, matrix, timing, grouped, select, moments, floors, gaussian, gaussian_groups, postgres)" >&2; exit 2 ;;
   esac
 done
 
@@ -88,6 +89,9 @@ for b in "${benches[@]}"; do
       # shellcheck disable=SC2086
       "$python" "$root/bench/gaussian_groups_bench.py" --module "$build/optdp.so" ${GAUSSIAN_GROUPS_ARGS:-} |
         tee "$build/gaussian_groups_bench.txt" ;;
+    floors)
+      echo "== floors_bench"
+      "$python" "$root/bench/floors_bench.py" --optdp "$build/optdp.so" ${FLOORS_ARGS:-} | tee "$build/floors_bench.txt" ;;
     moments)
       echo "== moments_bench"
       # shellcheck disable=SC2086

@@ -20,6 +20,19 @@ void check_sigma2(__float128 s2) {
                                 format_double(static_cast<double>(s2)));
 }
 
+// Digit j of the geometric magnitude of scale t: 1 with probability
+// a_j / (1 + a_j), a_j = exp(-2^j / t); n is the number of digits before the
+// first that is 0 as a 128-bit fraction.
+void compute_digits(std::uint64_t t, Fraction128* digit, int& n) {
+  n = 0;
+  for (int j = 0; j < Geometric::kMaxDigits; ++j) {
+    const __float128 a = expq(-ldexpq(__float128(1), j) / __float128(t));
+    const Fraction128 f = to_fraction128(a / (1 + a));
+    if (f.is_zero()) break;
+    digit[n++] = f;
+  }
+}
+
 }  // namespace
 
 DiscreteGaussian::DiscreteGaussian(double sigma2) : sigma2_(sigma2) { init(); }
@@ -38,19 +51,13 @@ void DiscreteGaussian::init() {
   two_sigma2_ = 2 * sigma2_;
   shift_d_ = static_cast<double>(shift_);
   two_sigma2_d_ = static_cast<double>(two_sigma2_);
-  // Digits of the geometric magnitude, P[G = k] proportional to exp(-k/t):
-  // digit j is 1 with probability a_j / (1 + a_j), a_j = exp(-2^j / t).
-  for (int j = 0; j < Geometric::kMaxDigits; ++j) {
-    const __float128 a = expq(-ldexpq(__float128(1), j) / __float128(t_));
-    const Fraction128 f = to_fraction128(a / (1 + a));
-    if (f.is_zero()) break;
-    digit_.push_back(f);
-  }
+  // Digits of the geometric magnitude, P[G = k] proportional to exp(-k/t).
+  kept_digits(DigitsOf::gaussian_t, t_, compute_digits, digit_, ndigits_);
 }
 
 std::uint64_t DiscreteGaussian::magnitude(Rng& rng) const {
   std::uint64_t g = 0;
-  for (std::size_t j = 0; j < digit_.size(); ++j)
+  for (int j = 0; j < ndigits_; ++j)
     if (bernoulli(rng, digit_[j])) g |= std::uint64_t{1} << j;
   return g;
 }

@@ -35,7 +35,13 @@
 // TV <= (e_a + 2 e_q) / P[accept] <= 4 (2^-109 + 2^-102) < 2^-99 per sample,
 // far below the 2^-64 the project requires.
 //
-// Speed: computing the binary128 acceptance costs an expq (about 1 us), so the
+// Speed: the magnitude's digits depend on t alone and cost up to 62 expq's,
+// about 70% of a SQL release's time where each release built them: the last
+// few t's digits are kept (gaussian.cpp, digits_of), so that a statement's
+// groups, which share sigma, compute them once. Keyed by t, a public
+// parameter: whether a release finds them depends on the parameters of earlier
+// releases, never on data.
+// Computing the binary128 acceptance costs an expq (about 1 us), so the
 // first 64 random bits are compared with a double evaluation first, which is
 // within 2^-45 of the 128-bit fraction; only when they fall within 2^-40 of it
 // (probability < 2^-38) is the fraction computed. The decision is exactly the
@@ -50,7 +56,6 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
 
 #include "core/rng.hpp"
 #include "core/samplers.hpp"
@@ -67,7 +72,7 @@ class DiscreteGaussian {
 
   __float128 sigma2() const { return sigma2_; }
   std::uint64_t t() const { return t_; }
-  int digits() const { return static_cast<int>(digit_.size()); }
+  int digits() const { return ndigits_; }
   // The acceptance probability (as a binary128) for a proposal of magnitude m (for tests).
   __float128 acceptance(std::uint64_t m) const;
   // Bernoulli(to_fraction128(acceptance(m))), exactly, from 8 or 16 bytes of
@@ -85,7 +90,8 @@ class DiscreteGaussian {
   __float128 shift_;      // sigma^2 / t
   __float128 two_sigma2_; // 2 sigma^2
   double shift_d_, two_sigma2_d_;  // the same rounded to doubles, for the fast comparison
-  std::vector<Fraction128> digit_;
+  int ndigits_ = 0;
+  Fraction128 digit_[Geometric::kMaxDigits];
 };
 
 // The discrete Gaussian on the lattice g Z: k ~ N_Z(0, (sigma/g)^2), output k g.

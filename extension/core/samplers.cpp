@@ -1,8 +1,11 @@
 #include "core/samplers.hpp"
 
 #include <cmath>
+#include <cstring>
+#include <mutex>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 extern "C" {
 #include <quadmath.h>
@@ -77,15 +80,61 @@ bool bernoulli(Rng& rng, double p) {
   }
 }
 
-Geometric::Geometric(double alpha) : alpha_(alpha) {
-  check_alpha(alpha);
+namespace {
+
+struct KeptDigits {
+  DigitsOf kind = DigitsOf::geometric_alpha;
+  std::uint64_t key = 0;
+  int n = -1;  // -1: empty
+  Fraction128 digit[Geometric::kMaxDigits];
+};
+constexpr int kKept = 8;
+KeptDigits kept[kKept];
+int kept_next = 0;
+std::mutex kept_mutex;
+static_assert(std::is_trivially_destructible_v<std::mutex> && std::is_trivially_destructible_v<KeptDigits>);
+
+void geometric_digits(std::uint64_t alpha_bits, Fraction128* digit, int& n) {
+  double alpha;
+  std::memcpy(&alpha, &alpha_bits, sizeof alpha);
   const __float128 L = log_alpha(alpha);  // < 0
-  for (int j = 0; j < kMaxDigits; ++j) {
+  n = 0;
+  for (int j = 0; j < Geometric::kMaxDigits; ++j) {
     const __float128 a = expq(ldexpq(L, j));  // alpha^(2^j)
     const Fraction128 f = to_fraction128(a / (1 + a));
     if (f.is_zero()) break;
-    digit_[ndigits_++] = f;
+    digit[n++] = f;
   }
+}
+
+}  // namespace
+
+void kept_digits(DigitsOf kind, std::uint64_t key, void (*make)(std::uint64_t, Fraction128*, int&),
+                 Fraction128* digit, int& n) {
+  {
+    std::lock_guard<std::mutex> lock(kept_mutex);
+    for (const KeptDigits& k : kept)
+      if (k.n >= 0 && k.kind == kind && k.key == key) {
+        n = k.n;
+        std::memcpy(digit, k.digit, sizeof(Fraction128) * static_cast<std::size_t>(n));
+        return;
+      }
+  }
+  make(key, digit, n);
+  std::lock_guard<std::mutex> lock(kept_mutex);
+  KeptDigits& k = kept[kept_next];
+  kept_next = (kept_next + 1) % kKept;
+  k.kind = kind;
+  k.key = key;
+  k.n = n;
+  std::memcpy(k.digit, digit, sizeof(Fraction128) * static_cast<std::size_t>(n));
+}
+
+Geometric::Geometric(double alpha) : alpha_(alpha) {
+  check_alpha(alpha);
+  std::uint64_t bits;
+  std::memcpy(&bits, &alpha, sizeof bits);
+  kept_digits(DigitsOf::geometric_alpha, bits, geometric_digits, digit_, ndigits_);
 }
 
 std::uint64_t Geometric::operator()(Rng& rng) const {

@@ -53,6 +53,18 @@ Fraction128 to_fraction128(__float128 p);
 // Bernoulli with a Fraction128 probability: exact for that fraction.
 bool bernoulli(Rng& rng, const Fraction128& p);
 
+// The digits of a geometric magnitude, kept for the last few parameters:
+// make(key, digit, n) writes them the first time (key, kind) is seen, up to
+// 62 expq's, which cost about 70% of a SQL release's time when every release
+// computed them, while a statement's groups share one parameter. The key is a
+// public parameter (alpha's bits, the discrete Gaussian's t): whether a
+// release finds its digits depends on earlier releases' parameters, never on
+// data. Shared by the process's connections under a mutex; plain arrays, so
+// nothing runs at exit (PostgreSQL backends leave through exit()).
+enum class DigitsOf { geometric_alpha, gaussian_t };
+void kept_digits(DigitsOf kind, std::uint64_t key, void (*make)(std::uint64_t, Fraction128*, int&),
+                 Fraction128* digit, int& n);
+
 class Geometric {
  public:
   // alpha must be a finite number in (0, 1); otherwise std::invalid_argument

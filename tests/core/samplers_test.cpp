@@ -3,11 +3,14 @@
 #include <boost/math/distributions/normal.hpp>
 #include <cmath>
 #include <limits>
+#include <utility>
+#include <vector>
 
 extern "C" {
 #include <quadmath.h>
 }
 
+#include "core/gaussian.hpp"
 #include "core/samplers.hpp"
 #include "stats.hpp"
 #include "test_rng.hpp"
@@ -253,4 +256,47 @@ TEST(TwoSidedGeometric, ChiSquareHasPowerAgainstNearbyLaws) {
   }
   auto naive_fit = test::chi_square_samples(naive, [](std::int64_t k) { return two_sided(0.5, k); });
   EXPECT_LT(naive_fit.p_value, 1e-6);
+}
+
+// The digits kept for the last few parameters (kept_digits) are the ones a
+// construction computes: alphas and discrete Gaussian scales built in one
+// order, then again in others, more of them than are kept, each time have the
+// digits computed here without the cache (repeated squaring for alpha, expq
+// for the Gaussian's scale t).
+TEST(KeptDigits, SameDigitsWhateverWasBuiltBefore) {
+  std::vector<double> alphas, sigma2s;
+  for (int i = 1; i <= 20; ++i) {
+    alphas.push_back(1 - std::ldexp(0.75, -i));
+    sigma2s.push_back(static_cast<double>(i * i * i) + 0.5);
+  }
+  auto frac = [](const Fraction128& f) {
+    return ldexpq(static_cast<__float128>(f.hi), -64) + ldexpq(static_cast<__float128>(f.lo), -128);
+  };
+  auto check_geometric = [&](double alpha) {
+    const Geometric g(alpha);
+    __float128 a = alpha;
+    int n = 0;
+    for (int j = 0; j < Geometric::kMaxDigits && a / (1 + a) >= ldexpq(1, -128); ++j, a = a * a) {
+      if (j < g.digits() && j < 12)
+        EXPECT_LT(fabsq(frac(g.digit_probability(j)) - a / (1 + a)), ldexpq(1, -100)) << alpha << " digit " << j;
+      ++n;
+    }
+    EXPECT_EQ(g.digits(), n) << alpha;
+  };
+  auto check_gaussian = [&](double sigma2) {
+    const DiscreteGaussian d(sigma2);
+    int n = 0;
+    for (int j = 0; j < Geometric::kMaxDigits; ++j) {
+      const __float128 a = expq(-ldexpq(1, j) / static_cast<__float128>(d.t()));
+      if (to_fraction128(a / (1 + a)).is_zero()) break;
+      ++n;
+    }
+    EXPECT_EQ(d.digits(), n) << sigma2;
+  };
+  for (int round = 0; round < 3; ++round)
+    for (std::size_t i = 0; i < alphas.size(); ++i) {
+      const std::size_t k = round == 1 ? alphas.size() - 1 - i : (i * 7) % alphas.size();
+      check_geometric(alphas[k]);
+      check_gaussian(sigma2s[k]);
+    }
 }
