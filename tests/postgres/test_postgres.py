@@ -935,20 +935,24 @@ class Inputs(unittest.TestCase):
     def test_numeric_values_beyond_float8(self):
         # issue 26: a numeric row beyond float8 made the cast to float8 fail, quoting the
         # row's value; read as +-inf and clamped, it releases as any other row
-        SERVER.psql("DROP TABLE IF EXISTS nums; CREATE TABLE nums AS SELECT 1::numeric AS x FROM generate_series(1, 10)")
+        with SERVER.session() as S:
+            self.numeric_values_beyond_float8(S)
+
+    def numeric_values_beyond_float8(self, S):
+        S.psql("DROP TABLE IF EXISTS nums; CREATE TABLE nums AS SELECT 1::numeric AS x FROM generate_series(1, 10)")
         forms = ["staircase_sum(x, 1, 0, 10)", "staircase_sum(x, 1, 10)", "laplace_sum(x, 1, 0, 10)",
                  "gaussian_sum(x, 1, 0, 10)", "private_avg(x, 1, 0, 10)", "private_var(x, 1, 0, 10)",
                  "private_stddev(x, 1, 0, 10)", "private_quantile(x, 0.5, 1, 0, 10)", "private_median(x, 1, 0, 10)",
                  "private_select(x::text, x, 1)"]
         for rows in ("", "INSERT INTO nums VALUES (1e400), (-1e400), ('NaN'), (1e-400);"):
-            SERVER.psql(rows)
+            S.psql(rows)
             for mode in (SERIAL, PARALLEL):
                 for form in forms:
-                    self.assertEqual(len(SERVER.psql(mode + "SELECT %s FROM nums" % form)), 1, form)
+                    self.assertEqual(len(S.psql(mode + "SELECT %s FROM nums" % form)), 1, form)
         # an integer column (and a float4 one) still resolves to one form, the float8 one
         for form in forms:
-            self.assertEqual(len(SERVER.psql("SELECT %s FROM (SELECT g AS x FROM t) a" % form)), 1, form)
-            self.assertEqual(len(SERVER.psql("SELECT %s FROM (SELECT g::float4 AS x FROM t) a" % form)), 1, form)
+            self.assertEqual(len(S.psql("SELECT %s FROM (SELECT g AS x FROM t) a" % form)), 1, form)
+            self.assertEqual(len(S.psql("SELECT %s FROM (SELECT g::float4 AS x FROM t) a" % form)), 1, form)
 
 
 class Module(unittest.TestCase):
