@@ -62,12 +62,29 @@ def call(rows, eps, options=None, keys=None):
     return "private_groups(%s, %s, %s, %s)" % (q(rows), "NULL" if eps is None else repr(eps), q(options), q(keys))
 
 
+# Statements run on one kept connection per database (pgserver.Session, each
+# call a new session but for the backend); a statement that seeds runs on a
+# new backend instead, so that no seed stays in the kept one (a seeded backend
+# is refused releases under a ledger).
+SESSIONS = {}
+
+
+def _runner(sql, db):
+    if "dp_seed" in sql:
+        return SERVER
+    if db not in SESSIONS:
+        SESSIONS[db] = SERVER.session(db)
+    return SESSIONS[db]
+
+
 def psql(sql, db=DB):
-    return SERVER.psql(sql, db=db)
+    runner = _runner(sql, db)
+    return runner.psql(sql) if runner is not SERVER else SERVER.psql(sql, db=db)
 
 
 def error_of(sql, db=DB):
-    return SERVER.error_of(sql, db=db)
+    runner = _runner(sql, db)
+    return runner.error_of(sql) if runner is not SERVER else SERVER.error_of(sql, db=db)
 
 
 def setUpModule():
@@ -84,6 +101,8 @@ def setUpModule():
 
 
 def tearDownModule():
+    for session in SESSIONS.values():
+        session.close()
     if SERVER is not None:
         SERVER.stop()
 
