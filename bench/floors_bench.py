@@ -4,11 +4,15 @@
 noise sd 200, and gaussian_count at sigma 200 (rho = 1 / (2 * 200^2)), in
 one SQLite connection, the three statements interleaved, each timed --reps
 times; prints each one's median and the ratios gaussian / geometric and
-private / count(*).
+private / count(*). Then private_groups with Gaussian noise over 10,000
+units in 100 public keys (one row each, a database file in a temporary
+directory), counts alone against counts and sums: their ratio per release.
 
   /usr/bin/python3 bench/floors_bench.py --optdp build-bench/optdp.so [--groups 30000] [--reps 9]
 """
 import argparse
+import os
+import tempfile
 import math
 import sqlite3
 import statistics
@@ -58,6 +62,34 @@ def main():
         print("  %-15s %8.1f ms   %6.2f us per release" % (name, med[name] * 1e3, med[name] / a.groups * 1e6))
     print("  gaussian_count / private_count = %.2fx" % (med["gaussian_count"] / med["private_count"]))
     print("  private_count / count(*)       = %.2fx" % (med["private_count"] / med["count(*)"]))
+    grouped(a)
+
+
+def grouped(a):
+    with tempfile.TemporaryDirectory() as d:
+        db = sqlite3.connect(os.path.join(d, "g.db"))  # private_groups reads a database file
+        db.enable_load_extension(True)
+        db.load_extension(a.optdp)
+        db.execute("CREATE TABLE r(u INTEGER, k INTEGER, v REAL)")
+        db.execute("WITH RECURSIVE s(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM s WHERE i < 9999) "
+                   "INSERT INTO r SELECT i, i % 100, (i % 7) * 1.5 FROM s")
+        db.commit()
+        opts = "noise=gaussian, delta=1e-6, max_groups=1, max_rows=1"
+        queries = [("counts", "SELECT count(*) FROM private_groups('SELECT u, k FROM r ORDER BY 1', 1.0, "
+                              "'%s', 'SELECT DISTINCT k FROM r')" % opts),
+                   ("counts and sums", "SELECT count(*) FROM private_groups('SELECT u, k, v FROM r ORDER BY 1', 1.0, "
+                                       "'%s, lower=0, upper=10', 'SELECT DISTINCT k FROM r')" % opts)]
+        times = {name: [] for name, _ in queries}
+        for _ in range(a.reps):
+            for name, sql in queries:
+                t = time.perf_counter()
+                db.execute(sql).fetchall()
+                times[name].append(time.perf_counter() - t)
+        med = {name: statistics.median(v) for name, v in times.items()}
+        print("private_groups, noise=gaussian, 10,000 units, 100 keys, median of %d runs (interleaved)" % a.reps)
+        for name, _ in queries:
+            print("  %-16s %8.2f ms per release" % (name, med[name] * 1e3))
+        print("  counts and sums / counts = %.2fx" % (med["counts and sums"] / med["counts"]))
 
 
 if __name__ == "__main__":

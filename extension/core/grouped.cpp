@@ -260,16 +260,24 @@ GroupedPlan::GroupedPlan(double epsilon, const GroupedOptions& o, bool has_value
   }
 }
 
+const GroupedPlan::KeptWidth& GroupedPlan::widths(double confidence) const {
+  for (const KeptWidth& w : widths_)
+    if (w.confidence == confidence) return w;
+  KeptWidth w{confidence, std::nullopt, std::nullopt};
+  w.count = count_ ? std::optional<std::int64_t>(geometric_half_width(count_->alpha(), confidence))
+                   : discrete_gaussian_half_width(count_sigma2_, confidence);
+  if (stair_) w.sum = staircase_half_width(stair_->b(), stair_->D(), stair_->r(), confidence);
+  else if (sum_gauss_) w.sum = discrete_gaussian_half_width(sum_sigma2_, confidence);
+  widths_.push_back(w);
+  return widths_.back();
+}
+
 std::optional<std::int64_t> GroupedPlan::count_half_width(double confidence) const {
-  if (count_) return geometric_half_width(count_->alpha(), confidence);
-  return discrete_gaussian_half_width(count_sigma2_, confidence);
+  return widths(confidence).count;
 }
 
 std::optional<double> GroupedPlan::sum_half_width(double confidence) const {
-  std::optional<std::int64_t> h;
-  if (stair_) h = staircase_half_width(stair_->b(), stair_->D(), stair_->r(), confidence);
-  else if (sum_gauss_) h = discrete_gaussian_half_width(sum_sigma2_, confidence);
-  else check_confidence(confidence);
+  const std::optional<std::int64_t> h = widths(confidence).sum;
   if (!h) return std::nullopt;
   return static_cast<double>(*h) * grid_.g;
 }

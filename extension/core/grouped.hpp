@@ -137,6 +137,9 @@ class GroupedPlan {
   // a count's, in rows, and a sum's, in the values' units (a multiple of the
   // grid step; nullopt without a value column). nullopt also for Gaussian
   // noise too wide to sum its law (sigma^2 > 2^34).
+  // Each is computed once per confidence and kept in the plan: mean_interval
+  // asks for them at every key, and the Gaussian's sums its law term by term
+  // (40 sigma terms of binary128 expq).
   std::optional<std::int64_t> count_half_width(double confidence) const;
   std::optional<double> sum_half_width(double confidence) const;
 
@@ -166,6 +169,13 @@ class GroupedPlan {
   std::optional<MomentsPlan> moments_;
   std::int64_t D2_key_ = 0;
   std::optional<IntegerStaircase> stair2_;
+  // the half-widths (count's in rows, sum's in grid steps) already computed, by confidence
+  struct KeptWidth {
+    double confidence;
+    std::optional<std::int64_t> count, sum;
+  };
+  mutable std::vector<KeptWidth> widths_;
+  const KeptWidth& widths(double confidence) const;
 };
 
 // x / n rounded down (never above the exact quotient), for splitting a budget.
