@@ -1172,6 +1172,7 @@ class ReferenceExamples(unittest.TestCase):
         load_sample_database(db="reftemplate")
         run = compared = blocks = 0
         skipped, missing = {}, set()
+        admin = SERVER.session()  # the copies of the template are made on one kept connection
         try:
             for line, stmts in reference_blocks():
                 pg = [to_postgres(sql) for sql, _ in stmts]
@@ -1185,7 +1186,7 @@ class ReferenceExamples(unittest.TestCase):
                             skipped[line] = called - (FUNCTIONS | PG_AGGREGATES | PG_OTHERS | PG_BUILTINS)
                             missing |= skipped[line]
                     continue
-                SERVER.psql("DROP DATABASE IF EXISTS reference; CREATE DATABASE reference TEMPLATE reftemplate")
+                admin.psql("DROP DATABASE IF EXISTS reference; CREATE DATABASE reference TEMPLATE reftemplate")
                 script = "".join("\\echo @@%d\n%s\n" % (k, code) for k, code in enumerate(pg))
                 try:
                     out = SERVER.psql(script, db="reference")
@@ -1206,6 +1207,7 @@ class ReferenceExamples(unittest.TestCase):
                     compared += 1
                     self.assertSameOutput(line, code, got[k], expected)
         finally:
+            admin.close()
             SERVER.psql("DROP DATABASE IF EXISTS reference; DROP DATABASE IF EXISTS reftemplate")
         self.assertEqual(missing - set(NOT_ON_POSTGRES), set(),
                          "functions of the reference that PostgreSQL lacks and NOT_ON_POSTGRES does not list")
