@@ -1923,7 +1923,7 @@ def special_cases():
             ("private_count", "private_count(?)", [None], "alpha", "alpha must be a number, but is NULL", "NULL"),
             ("private_count", "private_count(?)", [0.9999999], "alpha",
              "alpha was bound as a REAL, which SQLite passes on with 15 significant digits (0.9999999), and that "
-             "fixes epsilon only to within a factor 1.0000000050000002: write it in the SQL text instead of binding "
+             "fixes epsilon only to within a factor 1 + 5.001e-09: write it in the SQL text instead of binding "
              "it", "0.9999999 (epsilon uncertain at 15 digits)"),
             ("staircase_sum", "staircase_sum(x, 1.0, 0, 10, :cost)", {":cost": "l3"}, "cost",
              "cost must be 'l1', 'l2' or 'gamma=G' with G in [0, 1], but is 'l3'", "'l3'"),

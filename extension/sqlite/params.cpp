@@ -192,7 +192,7 @@ double alpha_param(const Param& p, const char* name) {
     if (h > 1e-9 * a * eps)
       throw std::invalid_argument(std::string(name) + " was bound as a REAL, which SQLite passes on with 15 "
                                   "significant digits (" + describe(p) + "), and that fixes epsilon only to within a "
-                                  "factor " + format_double(1 + h / (a * eps)) +
+                                  "factor 1 + " + format_figure(h / (a * eps), Rounding::Up) +
                                   ": write it in the SQL text instead of binding it");
   }
   return a;
