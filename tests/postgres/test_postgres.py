@@ -204,12 +204,20 @@ def tearDownModule():
 
 
 class Parallel(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.S = SERVER.session()  # one kept connection (pgserver.Session)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.S.close()
+
     def test_every_aggregate_has_a_partial_plan(self):
         for form in FORMS:
-            plan = "\n".join(r[0] for r in SERVER.psql(PARALLEL + "EXPLAIN (COSTS OFF) SELECT %s FROM t" % form))
+            plan = "\n".join(r[0] for r in self.S.psql(PARALLEL + "EXPLAIN (COSTS OFF) SELECT %s FROM t" % form))
             i, j, k = plan.find("Finalize Aggregate"), plan.find("Gather"), plan.find("Partial Aggregate")
             self.assertTrue(0 <= i < j < k, form + ":\n" + plan)
-            plan = "\n".join(r[0] for r in SERVER.psql(PARALLEL + "EXPLAIN (COSTS OFF) SELECT k, %s FROM t GROUP BY k"
+            plan = "\n".join(r[0] for r in self.S.psql(PARALLEL + "EXPLAIN (COSTS OFF) SELECT k, %s FROM t GROUP BY k"
                                                        % form))
             self.assertIn("Finalize HashAggregate", plan, form + ":\n" + plan)
             self.assertIn("Partial HashAggregate", plan, form + ":\n" + plan)
@@ -218,7 +226,7 @@ class Parallel(unittest.TestCase):
         # g < 0 matches no row: 0 + noise, never NULL, never an error
         for mode in (SERIAL, PARALLEL):
             for form in FORMS:
-                rows = SERVER.psql(mode + "SELECT %s IS NOT NULL FROM t WHERE g < 0" % form)
+                rows = self.S.psql(mode + "SELECT %s IS NOT NULL FROM t WHERE g < 0" % form)
                 self.assertEqual(rows, [["t"]], form)
 
 
