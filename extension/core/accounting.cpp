@@ -129,7 +129,9 @@ void add_up(__float128& sum, std::uint64_t n, double x) {
   sum = err > 0 ? nextafterq(t, kInfQ) : t;
 }
 
-// A history reduced to what the two accountings need.
+// A history reduced to what the accountings need: the sums over its groups,
+// taken in the groups' (map) order, so that they depend on the multiset of
+// entries only (History), never on the order the entries were recorded in.
 struct Summary {
   __float128 eps = 0;        // pure and approximate entries
   __float128 delta = 0;      // approximate entries
@@ -140,34 +142,25 @@ struct Summary {
   std::map<std::pair<double, std::int64_t>, std::uint64_t> gaussian_groups;
   std::uint64_t n_gaussian_unshifted = 0;
   // For the PLD: the pure entries by eps, the approximate ones by (eps, delta).
-  std::map<double, std::uint64_t> pures;
-  std::map<std::pair<double, double>, std::uint64_t> approximates;
+  const std::map<double, std::uint64_t>& pures;
+  const std::map<std::pair<double, double>, std::uint64_t>& approximates;
 
-  void add(const Entry& e, std::uint64_t count) {
-    if (count == 0) return;
-    switch (e.kind) {
-      case Entry::Kind::pure:
-        check_positive(e.eps, "eps");
-        add_up(eps, count, e.eps);
-        add_up(rho, count, rho_of_pure(e.eps));
-        pures[e.eps] += count;
-        break;
-      case Entry::Kind::approximate:
-        check_positive(e.eps, "eps");
-        check(e.delta >= 0 && e.delta < 1, "delta", "in [0, 1)", e.delta);
-        add_up(eps, count, e.eps);
-        add_up(delta, count, e.delta);
-        add_up(rho, count, rho_of_pure(e.eps));
-        approximates[{e.eps, e.delta}] += count;
-        break;
-      case Entry::Kind::gaussian:
-        check_positive(e.rho, "rho");
-        add_up(rho, count, e.rho);
-        gaussians[e.rho] += count;
-        n_gaussian += count;
-        if (e.shift > 0) gaussian_groups[{e.rho, e.shift}] += count;
-        else n_gaussian_unshifted += count;
-        break;
+  explicit Summary(const History& h) : pures(h.pures), approximates(h.approximates) {
+    for (const auto& [e, count] : h.pures) {
+      add_up(eps, count, e);
+      add_up(rho, count, rho_of_pure(e));
+    }
+    for (const auto& [ed, count] : h.approximates) {
+      add_up(eps, count, ed.first);
+      add_up(delta, count, ed.second);
+      add_up(rho, count, rho_of_pure(ed.first));
+    }
+    for (const auto& [rs, count] : h.gaussians) {
+      add_up(rho, count, rs.first);
+      gaussians[rs.first] += count;
+      n_gaussian += count;
+      if (rs.second > 0) gaussian_groups[rs] += count;
+      else n_gaussian_unshifted += count;
     }
   }
 };
@@ -292,6 +285,38 @@ Accounting evaluate(const Summary& in, const Budget& b, bool always_pld = false)
 
 }  // namespace
 
+void History::add(const Entry& e, std::uint64_t count) {
+  if (count == 0) return;
+  switch (e.kind) {
+    case Entry::Kind::pure:
+      check_positive(e.eps, "eps");
+      break;
+    case Entry::Kind::approximate:
+      check_positive(e.eps, "eps");
+      check(e.delta >= 0 && e.delta < 1, "delta", "in [0, 1)", e.delta);
+      break;
+    case Entry::Kind::gaussian:
+      check_positive(e.rho, "rho");
+      check(e.shift >= 0, "shift", "an integer >= 0", static_cast<double>(e.shift));
+      break;
+  }
+  constexpr std::uint64_t kMaxEntries = std::uint64_t{1} << 62;
+  if (count > kMaxEntries - entries)
+    throw std::invalid_argument("count must keep the history within 2^62 entries, but is " + std::to_string(count));
+  switch (e.kind) {
+    case Entry::Kind::pure: pures[e.eps] += count; break;
+    case Entry::Kind::approximate: approximates[{e.eps, e.delta}] += count; break;
+    case Entry::Kind::gaussian: gaussians[{e.rho, e.shift}] += count; break;
+  }
+  entries += count;
+}
+
+History History::of(const std::vector<Entry>& entries) {
+  History h;
+  for (const Entry& e : entries) h.add(e, 1);
+  return h;
+}
+
 double rho_for_epsilon_delta(double eps, double delta) {
   check_positive(eps, "eps");
   check(delta > 0 && delta < 1, "delta", "in (0, 1)", delta);
@@ -309,27 +334,37 @@ double rho_for_epsilon_delta(double eps, double delta) {
   return lo;
 }
 
+Accounting account(const History& history, const Budget& budget) { return evaluate(Summary(history), budget); }
+
 Accounting account(const std::vector<Entry>& history, const Budget& budget) {
-  Summary s;
-  for (const Entry& e : history) s.add(e, 1);
-  return evaluate(s, budget);
+  return account(History::of(history), budget);
+}
+
+Accounting account_all(const History& history, const Budget& budget) {
+  return evaluate(Summary(history), budget, true);
 }
 
 Accounting account_all(const std::vector<Entry>& history, const Budget& budget) {
-  Summary s;
-  for (const Entry& e : history) s.add(e, 1);
-  return evaluate(s, budget, true);
+  return account_all(History::of(history), budget);
+}
+
+Accounting account(const History& history, const Entry& extra, std::uint64_t count, const Budget& budget) {
+  History h = history;
+  h.add(extra, count);
+  return evaluate(Summary(h), budget);
 }
 
 Accounting account(const std::vector<Entry>& history, const Entry& extra, std::uint64_t count,
                    const Budget& budget) {
-  Summary s;
-  for (const Entry& e : history) s.add(e, 1);
-  s.add(extra, count);
-  return evaluate(s, budget);
+  return account(History::of(history), extra, count, budget);
 }
 
 std::uint64_t further_releases(const std::vector<Entry>& history, const Entry& extra, const Budget& budget,
+                               std::uint64_t max_count) {
+  return further_releases(History::of(history), extra, budget, max_count);
+}
+
+std::uint64_t further_releases(const History& history, const Entry& extra, const Budget& budget,
                                std::uint64_t max_count) {
   auto fits = [&](std::uint64_t n) { return account(history, extra, n, budget).fits(); };
   if (max_count == 0 || !fits(1)) return 0;
@@ -354,6 +389,10 @@ std::uint64_t further_releases(const std::vector<Entry>& history, const Entry& e
 
 double sigma2_for_further(const std::vector<Entry>& history, std::uint64_t k, double delta2,
                           const Budget& budget) {
+  return sigma2_for_further(History::of(history), k, delta2, budget);
+}
+
+double sigma2_for_further(const History& history, std::uint64_t k, double delta2, const Budget& budget) {
   check_positive(delta2, "delta2");
   if (k == 0) throw std::invalid_argument("k must be at least 1, but is 0");
   // An integer sensitivity is the releases' shift, for their PLD (as

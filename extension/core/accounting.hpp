@@ -19,6 +19,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <utility>
 #include <vector>
 
 namespace optdp::zcdp {
@@ -68,6 +70,25 @@ struct Entry {
   static Entry gaussian(double rho, std::int64_t shift = 0) { return {Kind::gaussian, 0, 0, rho, shift}; }
 };
 
+// A history as every accounting reads it: how many entries there are of each
+// kind with each parameter. The accountings depend on this multiset only,
+// never on the entries' order, so a ledger can keep it and add one charge in
+// O(log kinds) instead of reading every entry (docs/accounting.md, "What a
+// charge reads").
+struct History {
+  std::map<double, std::uint64_t> pures;                              // eps -> count
+  std::map<std::pair<double, double>, std::uint64_t> approximates;    // (eps, delta) -> count
+  std::map<std::pair<double, std::int64_t>, std::uint64_t> gaussians;  // (rho, shift) -> count; shift 0: none
+  std::uint64_t entries = 0;
+  // Adds `count` copies of e. Throws std::invalid_argument for an eps not
+  // finite and > 0, a delta outside [0, 1), a rho not finite and > 0, a
+  // negative shift, or more than 2^62 entries.
+  void add(const Entry& e, std::uint64_t count = 1);
+  bool has_gaussian() const { return !gaussians.empty(); }
+  bool operator==(const History&) const = default;
+  static History of(const std::vector<Entry>& entries);
+};
+
 struct Budget {
   double eps = 0;    // > 0
   double delta = 0;  // in [0, 1)
@@ -97,17 +118,22 @@ struct Accounting {
 };
 
 Accounting account(const std::vector<Entry>& history, const Budget& budget);
+Accounting account(const History& history, const Budget& budget);
 // The same, with the privacy curve evaluated even when basic composition or
 // zCDP fits (dp_ledger_accounts shows all three figures; still not when
 // the budget has no delta, an entry has no shift, or the work is too large).
 Accounting account_all(const std::vector<Entry>& history, const Budget& budget);
+Accounting account_all(const History& history, const Budget& budget);
 // The same with `count` further copies of `extra` appended.
 Accounting account(const std::vector<Entry>& history, const Entry& extra, std::uint64_t count,
                    const Budget& budget);
+Accounting account(const History& history, const Entry& extra, std::uint64_t count, const Budget& budget);
 
 // How many further releases like `extra` fit: the largest n <= max_count with
 // account(history, extra, n, budget).fits() (0 when even the history alone does not fit).
 std::uint64_t further_releases(const std::vector<Entry>& history, const Entry& extra, const Budget& budget,
+                               std::uint64_t max_count = 1000000000);
+std::uint64_t further_releases(const History& history, const Entry& extra, const Budget& budget,
                                std::uint64_t max_count = 1000000000);
 // The sigma^2 that k >= 1 further Gaussian releases of L2 sensitivity delta2
 // each need to fit: the smallest found (to a relative 2^-30) with
@@ -118,5 +144,6 @@ std::uint64_t further_releases(const std::vector<Entry>& history, const Entry& e
 // that their PLD is not evaluated, core/pld.hpp's kMaxGaussianPoints).
 double sigma2_for_further(const std::vector<Entry>& history, std::uint64_t k, double delta2,
                           const Budget& budget);
+double sigma2_for_further(const History& history, std::uint64_t k, double delta2, const Budget& budget);
 
 }  // namespace optdp::zcdp

@@ -1,6 +1,10 @@
 #include "core/ledger_rule.hpp"
 
+#include <cinttypes>
+#include <cstdarg>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <stdexcept>
 
 #include "core/format.hpp"
@@ -45,10 +49,18 @@ zcdp::Entry planned_gaussian(double sensitivity, double sigma2) {
                                integer ? static_cast<std::int64_t>(sensitivity) : 0);
 }
 
+zcdp::Entry ledger_row_entry(double epsilon, double delta, double rho, std::int64_t shift) {
+  return ledger_entry(epsilon, delta, rho, shift >= 0 && shift <= (1 << 20) ? shift : 0);
+}
+
 std::string ledger_refusal(const LedgerAccount& a, const std::vector<zcdp::Entry>& history, const LedgerCharge& c,
                            std::string_view attach_call) {
-  bool gaussian = c.rho > 0;
-  for (const zcdp::Entry& e : history) gaussian = gaussian || e.kind == zcdp::Entry::Kind::gaussian;
+  return ledger_refusal(a, zcdp::History::of(history), c, attach_call);
+}
+
+std::string ledger_refusal(const LedgerAccount& a, const zcdp::History& history, const LedgerCharge& c,
+                           std::string_view attach_call) {
+  const bool gaussian = c.rho > 0 || history.has_gaussian();
   const bool no_delta_budget = a.total_delta_units == 0;
   const bool exact_basic = !gaussian && budget_allows(a.spent_units, c.units, a.total_units) &&
                            !(no_delta_budget && c.delta_units != 0) &&
@@ -86,6 +98,101 @@ std::string ledger_refusal(const LedgerAccount& a, const std::vector<zcdp::Entry
           "), over (" + down(a.total_epsilon) + ", " + down(a.total_delta) + ")";
   return why + "; nor does zCDP fit: rho " + up(acc.rho_total) + " gives delta " +
          up(acc.zcdp_delta) + " at epsilon " + down(a.total_epsilon);
+}
+
+namespace {
+
+constexpr const char* kHistoryHeader = "optdp history summary 1\n";
+
+std::uint64_t bits(double v) {
+  std::uint64_t u;
+  std::memcpy(&u, &v, sizeof u);
+  return u;
+}
+
+double from_bits(std::uint64_t u) {
+  double v;
+  std::memcpy(&v, &u, sizeof v);
+  return v;
+}
+
+// FNV-1a, 64 bits: detects a summary edited by hand (not a MAC: whoever can
+// write the ledger can also delete its entries).
+std::uint64_t digest(std::string_view s) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char ch : s) {
+    h ^= ch;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+void append(std::string& out, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+void append(std::string& out, const char* fmt, ...) {
+  char buf[128];
+  va_list ap;
+  va_start(ap, fmt);
+  const int n = std::vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  out.append(buf, static_cast<std::size_t>(n));
+}
+
+}  // namespace
+
+std::string encode_history(const zcdp::History& h, std::int64_t last_id) {
+  std::string out = kHistoryHeader;
+  append(out, "last %" PRId64 " entries %" PRIu64 "\n", last_id, h.entries);
+  for (const auto& [eps, k] : h.pures) append(out, "p %016" PRIx64 " %" PRIu64 "\n", bits(eps), k);
+  for (const auto& [ed, k] : h.approximates)
+    append(out, "a %016" PRIx64 " %016" PRIx64 " %" PRIu64 "\n", bits(ed.first), bits(ed.second), k);
+  for (const auto& [rs, k] : h.gaussians)
+    append(out, "g %016" PRIx64 " %" PRId64 " %" PRIu64 "\n", bits(rs.first), rs.second, k);
+  append(out, "digest %016" PRIx64 "\n", digest(out));
+  return out;
+}
+
+std::optional<zcdp::History> decode_history(std::string_view text, std::int64_t last_id) {
+  // Parsed line by line into a History (which validates every value), then
+  // encoded again: only a text identical to that encoding is trusted.
+  const std::string s(text);
+  if (s.compare(0, std::strlen(kHistoryHeader), kHistoryHeader) != 0) return std::nullopt;
+  zcdp::History h;
+  std::int64_t last = 0;
+  std::uint64_t entries = 0;
+  std::size_t pos = std::strlen(kHistoryHeader);
+  bool header = false;
+  try {
+    while (pos < s.size()) {
+      const std::size_t eol = s.find('\n', pos);
+      if (eol == std::string::npos) return std::nullopt;
+      const std::string line = s.substr(pos, eol - pos);
+      pos = eol + 1;
+      std::uint64_t a = 0, b = 0, k = 0;
+      std::int64_t shift = 0;
+      char tail;
+      if (!header) {
+        if (std::sscanf(line.c_str(), "last %" SCNd64 " entries %" SCNu64 "%c", &last, &entries, &tail) != 2)
+          return std::nullopt;
+        header = true;
+      } else if (std::sscanf(line.c_str(), "p %" SCNx64 " %" SCNu64 "%c", &a, &k, &tail) == 2) {
+        h.add(zcdp::Entry::pure(from_bits(a)), k);
+      } else if (std::sscanf(line.c_str(), "a %" SCNx64 " %" SCNx64 " %" SCNu64 "%c", &a, &b, &k, &tail) == 3) {
+        h.add(zcdp::Entry::approximate(from_bits(a), from_bits(b)), k);
+      } else if (std::sscanf(line.c_str(), "g %" SCNx64 " %" SCNd64 " %" SCNu64 "%c", &a, &shift, &k, &tail) == 3) {
+        if (shift < 0 || shift > (1 << 20)) return std::nullopt;
+        h.add(zcdp::Entry::gaussian(from_bits(a), shift), k);
+      } else if (line.compare(0, 7, "digest ") == 0 && pos == s.size()) {
+        break;
+      } else {
+        return std::nullopt;
+      }
+    }
+  } catch (const std::invalid_argument&) {
+    return std::nullopt;
+  }
+  if (!header || last != last_id || entries != h.entries) return std::nullopt;
+  if (encode_history(h, last_id) != s) return std::nullopt;
+  return h;
 }
 
 }  // namespace optdp

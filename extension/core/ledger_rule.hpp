@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -64,5 +65,25 @@ inline bool ledger_needs_history(const LedgerAccount& a) { return a.total_delta_
 // budget, e.g. "dp_ledger_attach(path, total_epsilon, total_delta)".
 std::string ledger_refusal(const LedgerAccount& account, const std::vector<zcdp::Entry>& history,
                            const LedgerCharge& charge, std::string_view attach_call);
+// The same on the history's summary (the multiset of its entries): the same
+// decision and words, without reading the entries.
+std::string ledger_refusal(const LedgerAccount& account, const zcdp::History& history, const LedgerCharge& charge,
+                           std::string_view attach_call);
+
+// One row of a ledger as the accountant sees it: ledger_entry, with a shift
+// outside [0, 2^20] (not written by optdp) counted as none.
+zcdp::Entry ledger_row_entry(double epsilon, double delta, double rho, std::int64_t shift);
+
+// The summary a ledger keeps of its history (docs/accounting.md, "What a
+// charge reads"), as text: a header, the id of the last entry it covers,
+// the number of entries, one line per group (each double as its 64 bits in
+// hex: exact, and free of the locale) and a digest of all that. Canonical:
+// one history and one id give one text.
+std::string encode_history(const zcdp::History& history, std::int64_t last_id);
+// The summary in `text` if it is one encode_history wrote for the entries up
+// to last_id: nullopt when the text is absent, malformed, not canonical, for
+// another last id, with counts that do not add up, or with a wrong digest
+// (stale or altered: the binding then rebuilds it from the entries).
+std::optional<zcdp::History> decode_history(std::string_view text, std::int64_t last_id);
 
 }  // namespace optdp

@@ -79,7 +79,7 @@ void connect_ledger(const char* function);
 // After connect_ledger: the ledger's account and history in one snapshot, on
 // the ledger's connection (optdp's fixed statements). False without a ledger.
 // C++: throws std::runtime_error if it cannot be read; call inside run_cpp.
-bool read_ledger(optdp::LedgerAccount& account, std::vector<optdp::zcdp::Entry>& history);
+bool read_ledger(optdp::LedgerAccount& account, optdp::zcdp::History& history);
 
 // ---- parameters from the call expression (optdp_pg.cpp) ------------------------
 

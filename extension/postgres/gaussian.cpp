@@ -371,7 +371,7 @@ struct PlanArg {
 
 struct PlanCall {
   optdp::LedgerAccount account;
-  std::vector<optdp::zcdp::Entry> history;
+  optdp::zcdp::History history;
 };
 
 // Whether every argument of the call is a constant or a query parameter.

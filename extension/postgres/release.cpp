@@ -147,7 +147,7 @@ void admit_grouped(const ReleaseCost& c) {
   Failure f;
   run_cpp(f, c.function, [&] {
     optdp::LedgerAccount account;
-    std::vector<optdp::zcdp::Entry> history;
+    optdp::zcdp::History history;
     if (!read_ledger(account, history)) return;
     if (seeded)
       throw std::runtime_error("refused: a privacy ledger is attached, and a known seed makes the noise predictable");

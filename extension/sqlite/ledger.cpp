@@ -62,6 +62,23 @@ constexpr AddedColumn kAddedColumns[] = {
     {"optdp_charges", "shift", "INTEGER NOT NULL DEFAULT 0"},
 };
 
+// The kept summary of the history (core/ledger_rule.hpp, encode_history),
+// one row, written by each charge in its transaction. Any other change of
+// the entries (a row inserted, deleted or altered by hand or by an older
+// optdp) empties it through these triggers, and a summary that does not
+// match the entries present (its last id, its counts, its digest) is never
+// trusted: the next reader summarises the entries again.
+constexpr const char* kSummarySchema =
+    "CREATE TABLE IF NOT EXISTS optdp_summary("
+    "  id INTEGER PRIMARY KEY CHECK (id = 1),"
+    "  summary TEXT NOT NULL);"
+    "CREATE TRIGGER IF NOT EXISTS optdp_charges_insert AFTER INSERT ON optdp_charges "
+    "  BEGIN DELETE FROM optdp_summary; END;"
+    "CREATE TRIGGER IF NOT EXISTS optdp_charges_delete AFTER DELETE ON optdp_charges "
+    "  BEGIN DELETE FROM optdp_summary; END;"
+    "CREATE TRIGGER IF NOT EXISTS optdp_charges_update AFTER UPDATE OF id, epsilon, delta, rho, shift ON optdp_charges "
+    "  BEGIN DELETE FROM optdp_summary; END;";
+
 }  // namespace
 
 Ledger::Ledger(const std::string& path, double total, double total_delta, Durability durability)
@@ -99,6 +116,7 @@ Ledger::Ledger(const std::string& path, double total, double total_delta, Durabi
     try {
       exec(kSchema);
       migrate();
+      exec(kSummarySchema);
       Stmt meta;
       if (sqlite3_prepare_v2(db_, "SELECT total_epsilon, total_delta FROM optdp_budget WHERE id = 1", -1, meta.out(),
                              nullptr) != SQLITE_OK)
@@ -149,7 +167,11 @@ Ledger::Ledger(const std::string& path, double total, double total_delta, Durabi
     prepare("INSERT INTO optdp_charges(time, function, epsilon, units, sql, pid, delta, delta_units, released_keys, "
             "rho, shift) VALUES (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             insert_.out());
-    prepare("SELECT epsilon, delta, rho, shift FROM optdp_charges ORDER BY id", history_.out());
+    prepare("SELECT epsilon, delta, rho, shift, count(*) FROM optdp_charges GROUP BY epsilon, delta, rho, shift",
+            history_.out());
+    prepare("SELECT summary FROM optdp_summary WHERE id = 1", kept_.out());
+    prepare("SELECT coalesce(max(id), 0) FROM optdp_charges", last_id_.out());
+    prepare("INSERT OR REPLACE INTO optdp_summary(id, summary) VALUES (1, ?1)", keep_.out());
     // spent_delta_units is a decimal count beyond SQL's arithmetic: the new
     // value is computed from the one read in the same IMMEDIATE transaction.
     prepare("UPDATE optdp_budget SET spent_units = spent_units + ?1, spent_delta_units = ?2 WHERE id = 1", update_.out());
@@ -214,27 +236,65 @@ DeltaUnits Ledger::delta_units_column(int column) const {
   return *units;
 }
 
-std::vector<zcdp::Entry> Ledger::read_history() {
-  std::vector<zcdp::Entry> out;
+zcdp::History Ledger::read_history(std::int64_t& last_id, bool& rebuilt) {
+  auto failed = [&] {
+    return std::runtime_error("the ledger " + quote_text(path_, kMaxPathShown) + " cannot be read: " +
+                              sqlite3_errmsg(db_));
+  };
+  sqlite3_reset(last_id_);
+  if (sqlite3_step(last_id_) != SQLITE_ROW) {
+    sqlite3_reset(last_id_);
+    throw failed();
+  }
+  last_id = sqlite3_column_int64(last_id_, 0);
+  sqlite3_reset(last_id_);
+  sqlite3_reset(kept_);
+  int rc = sqlite3_step(kept_);
+  std::optional<zcdp::History> kept;
+  if (rc == SQLITE_ROW && sqlite3_column_type(kept_, 0) == SQLITE_TEXT)
+    kept = decode_history(std::string_view(reinterpret_cast<const char*>(sqlite3_column_text(kept_, 0)),
+                                           static_cast<std::size_t>(sqlite3_column_bytes(kept_, 0))),
+                          last_id);
+  sqlite3_reset(kept_);
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) throw failed();
+  rebuilt = !kept;
+  if (kept) return std::move(*kept);
+  // The entries summarised: one row per distinct (epsilon, delta, rho, shift).
+  zcdp::History h;
   sqlite3_reset(history_);
-  int rc;
   while ((rc = sqlite3_step(history_)) == SQLITE_ROW) {
-    const double eps = sqlite3_column_double(history_, 0), delta = sqlite3_column_double(history_, 1),
-                 rho = sqlite3_column_double(history_, 2);
-    const std::int64_t shift = sqlite3_column_int64(history_, 3);
-    // A shift outside [0, 2^20] (not written by optdp) counts as none.
-    out.push_back(ledger_entry(eps, delta, rho, shift >= 0 && shift <= (1 << 20) ? shift : 0));
+    const std::int64_t n = sqlite3_column_int64(history_, 4);
+    try {
+      h.add(ledger_row_entry(sqlite3_column_double(history_, 0), sqlite3_column_double(history_, 1),
+                             sqlite3_column_double(history_, 2), sqlite3_column_int64(history_, 3)),
+            static_cast<std::uint64_t>(n));
+    } catch (...) {
+      sqlite3_reset(history_);
+      throw;
+    }
   }
   sqlite3_reset(history_);
+  if (rc != SQLITE_DONE) throw failed();
+  return h;
+}
+
+void Ledger::write_history(const zcdp::History& h, std::int64_t last_id) {
+  const std::string text = encode_history(h, last_id);
+  sqlite3_reset(keep_);
+  sqlite3_bind_text(keep_, 1, text.c_str(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+  const int rc = sqlite3_step(keep_);
+  sqlite3_reset(keep_);
+  sqlite3_clear_bindings(keep_);
   if (rc != SQLITE_DONE)
-    throw std::runtime_error("the ledger " + quote_text(path_, kMaxPathShown) + " cannot be read: " + sqlite3_errmsg(db_));
-  return out;
+    throw std::runtime_error("the ledger " + quote_text(path_, kMaxPathShown) + " cannot be written: " + sqlite3_errmsg(db_));
 }
 
 zcdp::Accounting Ledger::accounting() {
   exec("BEGIN");
   try {
-    auto a = zcdp::account_all(read_history(), {total_, total_delta_});
+    std::int64_t last_id;
+    bool rebuilt;
+    auto a = zcdp::account_all(read_history(last_id, rebuilt), {total_, total_delta_});
     exec("COMMIT");
     return a;
   } catch (...) {
@@ -243,10 +303,12 @@ zcdp::Accounting Ledger::accounting() {
   }
 }
 
-std::vector<zcdp::Entry> Ledger::history() {
+zcdp::History Ledger::history() {
   exec("BEGIN");
   try {
-    auto h = read_history();
+    std::int64_t last_id;
+    bool rebuilt;
+    auto h = read_history(last_id, rebuilt);
     exec("COMMIT");
     return h;
   } catch (...) {
@@ -279,11 +341,21 @@ std::int64_t Ledger::charge(const char* function, double epsilon, double delta, 
     const DeltaUnits spent_delta = account.spent_delta_units = delta_units_column(3);
     sqlite3_reset(read_);
     // The rule is the core's (core/ledger_rule.hpp), the same as PostgreSQL's ledger.
-    std::vector<zcdp::Entry> history;
-    if (ledger_needs_history(account)) history = read_history();
+    // Only a ledger with a delta budget reads (and keeps) its history's summary.
+    const bool needs_history = ledger_needs_history(account);
+    zcdp::History history;
+    std::int64_t last_id = 0;
+    bool rebuilt = false;
+    if (needs_history) history = read_history(last_id, rebuilt);
     const std::string why =
         ledger_refusal(account, history, c, "dp_ledger_attach(path, total_epsilon, total_delta)");
-    if (!why.empty()) throw std::runtime_error(why);
+    if (!why.empty()) {
+      if (rebuilt) {  // keep the summary rebuilt for the next charge
+        write_history(history, last_id);
+        exec("COMMIT");
+      }
+      throw std::runtime_error(why);
+    }
     sqlite3_reset(insert_);
     sqlite3_bind_text(insert_, 1, function, -1, SQLITE_STATIC);
     sqlite3_bind_double(insert_, 2, epsilon);
@@ -312,11 +384,18 @@ std::int64_t Ledger::charge(const char* function, double epsilon, double delta, 
     sqlite3_reset(update_);
     if (upd != SQLITE_DONE)
       throw std::runtime_error("the ledger " + quote_text(path_, kMaxPathShown) + " cannot be written: " + sqlite3_errmsg(db_));
+    if (needs_history) {  // after the insert, whose trigger emptied the summary
+      history.add(ledger_entry(c.epsilon, c.delta, c.rho, c.shift));
+      write_history(history, id);
+    }
     exec("COMMIT");  // durable before the value is released
     return id;
   } catch (...) {
     sqlite3_reset(read_);
     sqlite3_reset(history_);
+    sqlite3_reset(kept_);
+    sqlite3_reset(last_id_);
+    sqlite3_reset(keep_);
     rollback();
     throw;
   }

@@ -7,9 +7,12 @@
 // record it, commit durably (WAL, synchronous FULL by default), and only then
 // may the value be returned. The budget is one (epsilon, delta) guarantee for
 // everything recorded: a charge is refused unless the whole history with it
-// fits under basic composition (epsilons and deltas add) or under zCDP
-// (Gaussian releases' rho, pure releases' eps^2/2, converted tightly;
-// docs/accounting.md). Budget arithmetic is
+// fits under basic composition (epsilons and deltas add), under zCDP
+// (Gaussian releases' rho, pure releases' eps^2/2, converted tightly) or by
+// its privacy curve (docs/accounting.md). A ledger with a delta budget keeps
+// the summary of its history (table optdp_summary, core/ledger_rule.hpp's
+// encode_history) and decides on it, so a charge reads O(kinds) values, not
+// every entry. Budget arithmetic is
 // in exact integer units (core/budget.hpp): 10^-12 for epsilon, 2^-120 for
 // delta (every double delta >= 2^-68 is counted exactly).
 //
@@ -80,8 +83,9 @@ class Ledger {
   std::int64_t charge(const char* function, double epsilon, double delta, const char* sql,
                       std::optional<std::int64_t> released_keys = std::nullopt, double rho = 0,
                       std::int64_t shift = 0);
-  // The ledger's history as the accountant sees it, and both accountings of it.
-  std::vector<zcdp::Entry> history();
+  // The ledger's history as the accountant sees it (its kept summary, or the
+  // entries summarised when that is stale), and the accountings of it.
+  zcdp::History history();
   zcdp::Accounting accounting();
   // Records the number of keys a grouped release published in its entry,
   // which was charged before the release read its rows (the number is a
@@ -106,7 +110,13 @@ class Ledger {
     DeltaUnits delta_units;
   };
   Spent spent_units();
-  std::vector<zcdp::Entry> read_history();
+  // Inside a transaction: the kept summary of the history if it is the one
+  // written for the entries present, else the entries summarised anew
+  // (rebuilt = true). The summary (table optdp_summary) is written by each
+  // charge in its IMMEDIATE transaction, and emptied by triggers on any other
+  // change of optdp_charges (docs/accounting.md, "What a charge reads").
+  zcdp::History read_history(std::int64_t& last_id, bool& rebuilt);
+  void write_history(const zcdp::History& h, std::int64_t last_id);
   // Column `column` of read_ (a decimal count of delta units); throws if it is not one.
   DeltaUnits delta_units_column(int column) const;
 
@@ -118,7 +128,7 @@ class Ledger {
   DeltaUnits total_delta_units_;
   Durability durability_;
   sqlite3* db_ = nullptr;
-  Stmt read_, insert_, update_, keys_, history_;
+  Stmt read_, insert_, update_, keys_, history_, kept_, last_id_, keep_;
 };
 
 }  // namespace optdp::sql

@@ -210,7 +210,7 @@ TEST(Planning, FurtherReleasesAgreesWithTheForwardDecision) {
     EXPECT_FALSE(account(h, e, n + 1, b).fits());
   }
   EXPECT_EQ(further_releases(std::vector<Entry>(11, Entry::pure(0.1)), Entry::pure(0.01), b), 0u);
-  EXPECT_EQ(further_releases({}, Entry::pure(0.01), b, 7), 7u);
+  EXPECT_EQ(further_releases(optdp::zcdp::History{}, Entry::pure(0.01), b, 7), 7u);
 }
 
 TEST(Planning, SigmaForFurtherAgreesWithTheForwardDecision) {
@@ -238,12 +238,12 @@ TEST(Planning, CountsWithNoiseStandardDeviationAt200) {
     (std::sqrt(2 * mid) / (1 - mid) > 200 ? hi : lo) = mid;
   }
   const double eps_geo = -std::log(hi);  // sd just below 200
-  const std::uint64_t geo_basic = further_releases({}, Entry::pure(eps_geo), Budget{1.0, 0.0});
-  const std::uint64_t geo_any = further_releases({}, Entry::pure(eps_geo), b);
+  const std::uint64_t geo_basic = further_releases(optdp::zcdp::History{}, Entry::pure(eps_geo), Budget{1.0, 0.0});
+  const std::uint64_t geo_any = further_releases(optdp::zcdp::History{}, Entry::pure(eps_geo), b);
   const double rho = rho_of_gaussian(1, 200.0 * 200.0);
   std::uint64_t bs = 0;
   while (epsilon_bun_steinke((bs + 1) * rho, 1e-6) <= 1.0) ++bs;
-  const std::uint64_t tight = further_releases({}, Entry::gaussian(rho), b);
+  const std::uint64_t tight = further_releases(optdp::zcdp::History{}, Entry::gaussian(rho), b);
   std::printf("eps per geometric count %.6g: basic %llu, best of basic/zCDP/PLD %llu\n", eps_geo,
               (unsigned long long)geo_basic, (unsigned long long)geo_any);
   std::printf("discrete Gaussian sigma 200: Bun-Steinke %llu, tight %llu\n", (unsigned long long)bs,

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -83,7 +84,7 @@ TEST(LedgerRule, WithADeltaBudgetZcdpFitsPastBasicComposition) {
   LedgerAccount a = fresh(1.0, 1e-6);
   std::vector<Entry> h;
   const auto c = optdp::ledger_charge(0.0078125, 0, 0);
-  const auto n = optdp::zcdp::further_releases({}, Entry::pure(0.0078125), {1.0, 1e-6});
+  const auto n = optdp::zcdp::further_releases(optdp::zcdp::History{}, Entry::pure(0.0078125), {1.0, 1e-6});
   ASSERT_GT(n, 128u);
   for (std::uint64_t i = 0; i < n; ++i) ASSERT_EQ(charge(a, h, c), "") << i;
   const std::string why = charge(a, h, c);
@@ -118,18 +119,18 @@ TEST(LedgerRule, PrivacyCurveFitsPastZcdp) {
   const double y = (-2 + std::sqrt(4.0 + 320000.0)) / 80000.0;  // 40000 y^2 + 2y - 2 = 0, y = 1 - alpha
   const double eps = optdp::epsilon_of_alpha(1 - y);
   const optdp::zcdp::Budget b{1.0, 1e-6};
-  const auto n = optdp::zcdp::further_releases({}, Entry::pure(eps), b);
+  const auto n = optdp::zcdp::further_releases(optdp::zcdp::History{}, Entry::pure(eps), b);
   EXPECT_GE(n, 1100u);
   EXPECT_LE(n, 1123u);  // never above the exact curve's count
   // zCDP alone stops far earlier.
   std::uint64_t z = 0;
-  while (optdp::zcdp::account({}, Entry::pure(eps), z + 1, b).zcdp_fits) ++z;
+  while (optdp::zcdp::account(optdp::zcdp::History{}, Entry::pure(eps), z + 1, b).zcdp_fits) ++z;
   EXPECT_LT(z, 1000u);
   // The accountant's figures: the PLD fits at n and not at n + 1.
-  const auto at_n = optdp::zcdp::account({}, Entry::pure(eps), n, b);
+  const auto at_n = optdp::zcdp::account(optdp::zcdp::History{}, Entry::pure(eps), n, b);
   EXPECT_TRUE(at_n.pld_evaluated && at_n.pld_fits && !at_n.zcdp_fits);
   EXPECT_LE(at_n.pld_delta, 1e-6);
-  const auto past = optdp::zcdp::account({}, Entry::pure(eps), n + 1, b);
+  const auto past = optdp::zcdp::account(optdp::zcdp::History{}, Entry::pure(eps), n + 1, b);
   EXPECT_TRUE(past.pld_evaluated && !past.fits());
   EXPECT_GT(past.pld_delta, 1e-6);
   // The ledger: exactly n.
@@ -141,7 +142,7 @@ TEST(LedgerRule, PrivacyCurveFitsPastZcdp) {
   EXPECT_NE(why.find("; nor does zCDP fit: rho "), std::string::npos) << why;
   EXPECT_EQ(h.size(), n);
   // Without a delta budget the curve cannot help (as zCDP cannot).
-  EXPECT_FALSE(optdp::zcdp::account({}, Entry::pure(eps), 200, {1.0, 0.0}).fits());
+  EXPECT_FALSE(optdp::zcdp::account(optdp::zcdp::History{}, Entry::pure(eps), 200, {1.0, 0.0}).fits());
   // With a Gaussian entry the PLD is not evaluated (its sigma^2 is not recorded).
   const auto g = optdp::zcdp::account({Entry::gaussian(1e-5)}, Entry::pure(eps), 1100, b);
   EXPECT_FALSE(g.pld_evaluated);
@@ -151,7 +152,7 @@ TEST(LedgerRule, NoSigmaWhenTheHistoryFitsOnlyByItsPrivacyCurve) {
   // Pure releases of eps 0.01 on (1, 1e-6) as far as the ledger takes them: past
   // basic composition (100) and zCDP, by the privacy curve alone.
   const optdp::zcdp::Budget b{1.0, 1e-6};
-  const auto n = optdp::zcdp::further_releases({}, Entry::pure(0.01), b);
+  const auto n = optdp::zcdp::further_releases(optdp::zcdp::History{}, Entry::pure(0.01), b);
   EXPECT_EQ(n, 562u);
   LedgerAccount a = fresh(1.0, 1e-6);
   std::vector<Entry> h;
@@ -238,4 +239,127 @@ TEST(LedgerRule, MixedGaussianHistoryByPrivacyCurve) {
   // A shift without a rho, or out of range, is refused as an argument.
   EXPECT_THROW(optdp::ledger_charge(0.1, 0, 0, 1), std::invalid_argument);
   EXPECT_THROW(optdp::ledger_charge(0, 0, rho, -1), std::invalid_argument);
+}
+
+// The summary a ledger keeps (encode_history, decode_history): it round-trips
+// exactly, and any text that is not the one written for these entries is
+// refused, so the binding summarises the entries again.
+TEST(LedgerRule, KeptSummaryRoundTripsAndRefusesAnythingElse) {
+  optdp::zcdp::History h;
+  h.add(Entry::pure(0.1), 3);
+  h.add(Entry::pure(-std::log(0.99295)), 1121);
+  h.add(Entry::approximate(0.1, 1e-8), 2);
+  h.add(Entry::gaussian(optdp::zcdp::rho_of_gaussian(1, 40000), 1), 7);
+  h.add(Entry::gaussian(optdp::zcdp::rho_of_gaussian(3, 90000), 3), 2);
+  h.add(Entry::gaussian(1e-4), 5);  // no shift
+  const std::string text = optdp::encode_history(h, 1140);
+  const auto back = optdp::decode_history(text, 1140);
+  ASSERT_TRUE(back);
+  EXPECT_TRUE(*back == h);
+  EXPECT_EQ(back->entries, 1140u);
+  EXPECT_EQ(optdp::encode_history(*back, 1140), text);
+  EXPECT_TRUE(optdp::decode_history(optdp::encode_history({}, 0), 0));
+  // Stale: written for another last entry.
+  EXPECT_FALSE(optdp::decode_history(text, 1141));
+  EXPECT_FALSE(optdp::decode_history(text, 1139));
+  EXPECT_FALSE(optdp::decode_history("", 1140));
+  // Altered: every single character changed, dropped or doubled.
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    std::string t = text;
+    t[i] = t[i] == '1' ? '2' : '1';
+    EXPECT_FALSE(optdp::decode_history(t, 1140)) << i;
+    EXPECT_FALSE(optdp::decode_history(text.substr(0, i) + text.substr(i + 1), 1140)) << i;
+    EXPECT_FALSE(optdp::decode_history(text.substr(0, i + 1) + text.substr(i), 1140)) << i;
+  }
+  // A count moved from one group to another, with the digest recomputed as
+  // encode_history computes it, still changes the history: only a text that
+  // is exactly some history's encoding is read, and this one is that of a
+  // different history (the binding's triggers and last id guard the rest).
+  optdp::zcdp::History moved = h;
+  moved.pures[0.1] -= 1;
+  moved.approximates[{0.1, 1e-8}] += 1;
+  const auto other = optdp::decode_history(optdp::encode_history(moved, 1140), 1140);
+  ASSERT_TRUE(other);
+  EXPECT_FALSE(*other == h);
+  // Counts that do not add up to the entries; a shift out of range.
+  auto replace = [&](std::string from, std::string to) {
+    std::string t = text;
+    t.replace(t.find(from), from.size(), to);
+    return t;
+  };
+  EXPECT_FALSE(optdp::decode_history(replace("entries 1140", "entries 1141"), 1140));
+  optdp::zcdp::History far = h;
+  far.add(Entry::gaussian(1e-4, (1 << 20) + 1));
+  EXPECT_FALSE(optdp::decode_history(optdp::encode_history(far, 1141), 1141));
+}
+
+// The ledger's decisions on its kept summary, updated by each charge and read
+// back from its text before the next, are the decisions on the whole
+// history, entry by entry, in recorded order or any other: on random mixed
+// histories of geometric and Laplace/staircase counts (pure), partition
+// selections (eps, delta), Gaussian counts and sums with their shift, and
+// Gaussian entries without one, until each budget is spent. The histories
+// reach every accounting: basic composition, zCDP and the privacy curve.
+TEST(LedgerRule, KeptSummaryDecidesAsTheWholeHistory) {
+  const double geometric = -std::log(0.99295), sd200 = optdp::zcdp::rho_of_gaussian(1, 40000);
+  const std::vector<optdp::LedgerCharge> kinds = {
+      optdp::ledger_charge(geometric * 4, 0, 0),                         // geometric count, alpha^4
+      optdp::ledger_charge(0.05, 0, 0),                                  // laplace_sum / staircase_sum
+      optdp::ledger_charge(0.02, 0, 0),
+      optdp::ledger_charge(0.05, 1e-8, 0),                               // private_groups' partition selection
+      optdp::ledger_charge(0, 0, sd200 * 16, 1),                         // gaussian_count, sigma 50
+      optdp::ledger_charge(0, 0, optdp::zcdp::rho_of_gaussian(3, 22500), 3),  // gaussian_sum, 3 grid steps
+      optdp::ledger_charge(0, 0, sd200 * 16),                            // an old Gaussian entry: no shift
+  };
+  std::uint64_t state = 12345;
+  auto next = [&](std::uint64_t n) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (state >> 33) % n;
+  };
+  int pld_decided = 0, refusals = 0, accepted = 0;
+  for (int run = 0; run < 12; ++run) {
+    // Some runs leave out the unshifted Gaussian (it turns the curve off) or
+    // the Gaussians altogether (then the curve composes only binomials).
+    const std::size_t n_kinds = run % 3 == 0 ? 4 : run % 3 == 1 ? 6 : 7;
+    LedgerAccount a = fresh(run % 2 ? 1.0 : 0.5, 1e-6);
+    std::vector<Entry> entries;
+    std::string kept = optdp::encode_history({}, 0);
+    std::int64_t last_id = 0;
+    for (int attempt = 0; attempt < 400; ++attempt) {
+      // Runs of equal releases, as analysts make them, so groups grow.
+      const optdp::LedgerCharge c = kinds[next(n_kinds)];
+      const std::uint64_t repeat = 1 + next(12);
+      bool refused = false;
+      for (std::uint64_t r = 0; r < repeat && !refused; ++r) {
+        const auto history = optdp::decode_history(kept, last_id);
+        ASSERT_TRUE(history) << run << " " << attempt;
+        const std::string on_kept = optdp::ledger_refusal(a, *history, c, kAttach);
+        const std::string on_entries = optdp::ledger_refusal(a, entries, c, kAttach);
+        ASSERT_EQ(on_kept, on_entries) << run << " " << attempt;
+        std::vector<Entry> reversed(entries.rbegin(), entries.rend());
+        ASSERT_EQ(optdp::ledger_refusal(a, reversed, c, kAttach), on_entries) << run << " " << attempt;
+        if (!on_kept.empty()) {
+          refused = true;
+          ++refusals;
+          continue;
+        }
+        ++accepted;
+        std::vector<Entry> with = entries;
+        with.push_back(optdp::ledger_entry(c.epsilon, c.delta, c.rho, c.shift));
+        const auto acc = optdp::zcdp::account(entries, with.back(), 1, {a.total_epsilon, a.total_delta});
+        if (acc.pld_fits && !acc.zcdp_fits && !acc.basic_fits) ++pld_decided;
+        a.spent_units += c.units;
+        a.spent_delta_units += c.delta_units;
+        entries = std::move(with);
+        optdp::zcdp::History h = *history;
+        h.add(entries.back());
+        kept = optdp::encode_history(h, ++last_id);
+      }
+      if (refused && next(4) == 0) break;  // a spent budget: the next run
+    }
+  }
+  std::printf("accepted %d, refused %d, decided by the privacy curve %d\n", accepted, refusals, pld_decided);
+  EXPECT_GT(accepted, 300);
+  EXPECT_GT(refusals, 30);
+  EXPECT_GT(pld_decided, 10);
 }

@@ -18,6 +18,7 @@ import math
 import os
 import random
 import sqlite3
+import struct
 import subprocess
 import sys
 import tempfile
@@ -613,6 +614,118 @@ class SameDecisionsAsSQLite(unittest.TestCase):
             self.assertEqual(sigma, lite.execute("SELECT dp_gaussian_sigma(1)").fetchone()[0])
             self.assertGreater(sigma, 20)
             psql("SELECT gaussian_count(%r) FROM t" % (1 / (2 * sigma * sigma)), db="gsame")
+
+
+def kept_groups(text):
+    """The groups of a kept summary (core/ledger_rule.hpp, encode_history): {(kind, params): count},
+    with its last id and entries."""
+    lines = text.split("\n")
+    assert lines[0] == "optdp history summary 1" and lines[-1] == "", text
+    _, last, _, entries = lines[1].split()
+    groups = {}
+    f = lambda h: struct.unpack("<d", struct.pack("<Q", int(h, 16)))[0]
+    for line in lines[2:-2]:
+        w = line.split()
+        if w[0] == "p":
+            groups[("p", f(w[1]))] = int(w[2])
+        elif w[0] == "a":
+            groups[("a", f(w[1]), f(w[2]))] = int(w[3])
+        else:
+            groups[("g", f(w[1]), int(w[2]))] = int(w[3])
+    assert lines[-2].startswith("digest "), text
+    return groups, int(last), int(entries)
+
+
+class KeptSummary(unittest.TestCase):
+    """The summary of the history the ledger keeps (optdp_summary, docs/accounting.md "What a
+    charge reads"): the entries' after every charge, and rebuilt from the entries, never
+    trusted, when it is not the one written for them (SQLite's
+    LedgerDelta.AStaleOrAlteredSummaryIsRebuiltNotTrusted)."""
+
+    @classmethod
+    def setUpClass(cls):
+        psql("DROP DATABASE IF EXISTS gkept; CREATE DATABASE gkept")
+        psql("CREATE EXTENSION optdp; CREATE TABLE t AS %s; ANALYZE t" % TABLE, db="gkept")
+
+    def setUp(self):
+        psql("TRUNCATE optdp_budget, optdp_charges", db="gkept")
+
+    def summary(self):
+        # one line of psql's output: the summary's newlines as ';'
+        rows = psql("SELECT replace(summary, E'\\n', ';') FROM optdp_summary", db="gkept")
+        return rows[0][0].replace(";", "\n") if rows else None
+
+    def kept_is_entries(self):
+        text = self.summary()
+        if text is None:
+            return False
+        groups, last, entries = kept_groups(text)
+        want = {}
+        for e, d, r, sh, n in psql("SELECT epsilon, delta, rho, shift, count(*) FROM optdp_charges "
+                                   "GROUP BY 1, 2, 3, 4", db="gkept"):
+            e, d, r, sh, n = float(e), float(d), float(r), int(sh), int(n)
+            key = ("g", r, sh if 0 <= sh <= 1 << 20 else 0) if r > 0 else ("a", e, d) if d > 0 else ("p", e)
+            want[key] = want.get(key, 0) + n
+        last_id, count = psql("SELECT coalesce(max(id), 0), count(*) FROM optdp_charges", db="gkept")[0]
+        return groups == want and last == int(last_id) and entries == int(count)
+
+    def charge(self):
+        return SERVER.error_of("SELECT gaussian_count(0.0002) FROM t", db="gkept") is None
+
+    def test_the_kept_summary_is_the_entries_after_every_charge(self):
+        psql("SELECT dp_ledger_attach(1, 1e-6)", db="gkept")
+        forms = ["SELECT gaussian_count(0.0002) FROM t", "SELECT gaussian_sum(x, 0.001, 0, 10) FROM t",
+                 "SELECT private_count(0.95) FROM t", "SELECT laplace_sum(x, 0.02, 10) FROM t",
+                 "SELECT count(*) FROM private_groups('SELECT 1, 1 ORDER BY 1', 0.05, 'delta=1e-8')"]
+        rnd = random.Random(7)
+        for i in range(40):
+            SERVER.error_of(rnd.choice(forms), db="gkept")
+            self.assertTrue(self.kept_is_entries(), "step %d: %s" % (i, self.summary()))
+
+    def test_a_stale_or_altered_summary_is_rebuilt_not_trusted(self):
+        psql("SELECT dp_ledger_attach(1, 1e-6)", db="gkept")
+        n = int(psql("SELECT dp_further_releases('gaussian', 50)", db="gkept")[0][0])
+        self.assertGreater(n, 121)  # past zCDP's 121: the privacy curve decides the last ones
+        psql("SELECT k, gaussian_count(0.0002) FROM t WHERE k < %d GROUP BY k" % n, db="gkept")
+        self.assertFalse(self.charge())
+        self.assertTrue(self.kept_is_entries())
+        good = self.summary()
+        # edited to claim 10 fewer entries (its digest no longer matches): trusted, it would
+        # let the next charge pass
+        lines = good.split("\n")
+        w = lines[2].split()
+        lines[2] = " ".join(w[:-1] + [str(int(w[-1]) - 10)])
+        w = lines[1].split()
+        lines[1] = " ".join(w[:-1] + [str(int(w[-1]) - 10)])
+        psql("UPDATE optdp_summary SET summary = replace('%s', ';', E'\\n')" % ";".join(lines), db="gkept")
+        self.assertFalse(self.charge())
+        self.assertEqual(self.summary(), good)  # rebuilt, and kept
+        psql("DELETE FROM optdp_summary", db="gkept")
+        self.assertFalse(self.charge())
+        self.assertEqual(self.summary(), good)
+        # ten entries deleted by hand (not the last): the trigger empties the summary, and
+        # the ledger finds room for ten more
+        psql("DELETE FROM optdp_charges WHERE id IN (SELECT id FROM optdp_charges ORDER BY id LIMIT 10)",
+             db="gkept")
+        self.assertIsNone(self.summary())
+        for i in range(10):
+            self.assertTrue(self.charge(), i)
+        self.assertFalse(self.charge())
+        self.assertTrue(self.kept_is_entries())
+        # one entry inserted by hand into a gap of ids (the last id stays): counted
+        psql("DELETE FROM optdp_charges WHERE id IN (SELECT id FROM optdp_charges ORDER BY id LIMIT 10)",
+             db="gkept")
+        self.assertTrue(self.charge())
+        psql("INSERT INTO optdp_charges(id, function, epsilon, units, pid, rho, shift) "
+             "SELECT min(id) - 1, 'by hand', 0, 0, 0, 0.002, 0 FROM optdp_charges", db="gkept")
+        self.assertIsNone(self.summary())
+        self.assertFalse(self.charge())  # ten releases' rho without a shift: no room, and no curve
+        self.assertTrue(self.kept_is_entries())
+        # an entry altered by hand: the summary is emptied, and rebuilt by the next charge
+        psql("UPDATE optdp_charges SET rho = rho / 4 WHERE id = (SELECT max(id) FROM optdp_charges)", db="gkept")
+        self.assertIsNone(self.summary())
+        self.assertFalse(self.charge())
+        self.assertTrue(self.kept_is_entries())
 
 
 class Concurrency(unittest.TestCase):

@@ -127,8 +127,8 @@ class Schema(unittest.TestCase):
     def test_tables_that_are_not_the_extensions_are_refused(self):
         # a table of the ledger's name in the extension's schema that the extension does not own
         self.sql("SET search_path = dp; SELECT dp_ledger_attach(1.0); ALTER EXTENSION optdp DROP TABLE dp.optdp_budget")
-        message = ("private_count: the ledger cannot be read: optdp_budget and optdp_charges in the schema of the "
-                   "extension optdp are not both the extension's tables")
+        message = ("private_count: the ledger cannot be read: optdp_budget, optdp_charges, optdp_summary and "
+                   "optdp_ledger_charge in the schema of the extension optdp are not all the extension's")
         for where in ("", " WHERE false"):
             self.assertEqual(self.error("SELECT dp.private_count(0.5) FROM t" + where), message)
         self.assertEqual(self.charges(), 0)

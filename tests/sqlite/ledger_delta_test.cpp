@@ -21,7 +21,9 @@
 #include <thread>
 #include <vector>
 
+#include "core/accounting.hpp"
 #include "core/budget.hpp"
+#include "core/ledger_rule.hpp"
 #include "sqlite/entry.hpp"
 #include "sqlite/ledger.hpp"
 
@@ -393,6 +395,128 @@ TEST_F(LedgerDelta, ConnectionsRacingNeverExceedTheTotal) {
   EXPECT_EQ(units("SELECT spent_delta_units FROM optdp_budget"), optdp::delta_charge_units(3e-7) * 33);
   EXPECT_EQ(sum_of_charges(), optdp::delta_charge_units(3e-7) * 33);
   EXPECT_EQ(read("SELECT count(*) FROM optdp_charges"), "33");
+}
+
+// The summary of the history the ledger keeps (table optdp_summary) is the
+// summary of its entries after every charge, and the rule decides on it as
+// on the whole history (docs/accounting.md, "What a charge reads").
+TEST_F(LedgerDelta, TheKeptSummaryIsTheEntriesAfterEveryCharge) {
+  Ledger l(path_, 1.0, 1e-6, kNormal);
+  const double rho = optdp::zcdp::rho_of_gaussian(1, 2500);
+  // The rule on the whole history, as a reference.
+  optdp::LedgerAccount account;
+  account.total_epsilon = 1.0;
+  account.total_delta = 1e-6;
+  account.total_units = optdp::total_units(1.0);
+  account.total_delta_units = optdp::delta_total_units(1e-6);
+  std::vector<optdp::zcdp::Entry> entries;
+  int charged = 0, refused = 0;
+  for (int i = 0; i < 200 && refused < 3; ++i) {
+    // Gaussian counts with their shift, Laplace sums, partition selections, in turn.
+    const int kind = i % 5 < 3 ? 0 : i % 5 == 3 ? 1 : 2;
+    const double eps = kind == 1 ? 0.02 : kind == 2 ? 0.05 : 0;
+    const double delta = kind == 2 ? 1e-9 : 0;
+    const double r = kind == 0 ? rho : 0;
+    const std::int64_t shift = kind == 0 ? 1 : 0;
+    const auto c = optdp::ledger_charge(eps, delta, r, shift);
+    const bool fits = optdp::ledger_refusal(account, entries, c, "attach").empty();
+    bool accepted = true;
+    try {
+      l.charge("f", eps, delta, nullptr, std::nullopt, r, shift);
+    } catch (const std::runtime_error&) {
+      accepted = false;
+    }
+    ASSERT_EQ(accepted, fits) << i;
+    if (!accepted) {
+      ++refused;
+      continue;
+    }
+    ++charged;
+    account.spent_units += c.units;
+    account.spent_delta_units += c.delta_units;
+    entries.push_back(optdp::ledger_entry(eps, delta, r, shift));
+    const auto kept = read("SELECT summary FROM optdp_summary");
+    ASSERT_TRUE(kept);
+    const auto h = optdp::decode_history(*kept, std::stoll(*read("SELECT max(id) FROM optdp_charges")));
+    ASSERT_TRUE(h) << *kept;
+    ASSERT_TRUE(*h == optdp::zcdp::History::of(entries)) << i;
+    ASSERT_TRUE(l.history() == optdp::zcdp::History::of(entries));
+  }
+  EXPECT_GT(charged, 50);
+  EXPECT_EQ(refused, 3);  // the budget ran out
+}
+
+// A kept summary that is not the one written for the entries present — edited
+// by hand, emptied, or left stale by entries inserted, deleted or altered
+// without optdp (the triggers empty it) — is never trusted: the charge
+// summarises the entries again, decides on them, and keeps that summary.
+TEST_F(LedgerDelta, AStaleOrAlteredSummaryIsRebuiltNotTrusted) {
+  const double rho = optdp::zcdp::rho_of_gaussian(1, 2500);
+  auto charge = [&](Ledger& l) {
+    try {
+      l.charge("f", 0, 0, nullptr, std::nullopt, rho, 1);
+      return true;
+    } catch (const std::runtime_error&) {
+      return false;
+    }
+  };
+  auto kept_is_entries = [&] {
+    const auto kept = read("SELECT summary FROM optdp_summary");
+    if (!kept) return false;
+    const auto h = optdp::decode_history(*kept, std::stoll(*read("SELECT max(id) FROM optdp_charges")));
+    return h && h->entries == std::stoull(*read("SELECT count(*) FROM optdp_charges"));
+  };
+  Ledger l(path_, 1.0, 1e-6, kNormal);
+  int n = 0;
+  while (charge(l)) ++n;
+  ASSERT_GT(n, 50);
+  ASSERT_TRUE(kept_is_entries());
+  const std::string good = *read("SELECT summary FROM optdp_summary");
+  // The summary edited to claim 10 fewer entries (its digest no longer
+  // matches): trusted, it would let the next charge pass.
+  const std::string g_line = "g ";
+  const auto at = good.find(g_line);
+  ASSERT_NE(at, std::string::npos);
+  const auto count_at = good.rfind(' ', good.find('\n', at)) + 1;
+  const auto count_end = good.find('\n', at);
+  const int count = std::stoi(good.substr(count_at, count_end - count_at));
+  std::string fewer = good;
+  fewer.replace(count_at, count_end - count_at, std::to_string(count - 10));
+  const auto entries_at = fewer.find("entries ") + 8;
+  fewer.replace(entries_at, fewer.find('\n', entries_at) - entries_at, std::to_string(count - 10));
+  exec("UPDATE optdp_summary SET summary = '" + fewer + "'");
+  EXPECT_FALSE(charge(l));
+  EXPECT_EQ(*read("SELECT summary FROM optdp_summary"), good);  // rebuilt, and kept
+  // Emptied.
+  exec("DELETE FROM optdp_summary");
+  EXPECT_FALSE(charge(l));
+  EXPECT_EQ(*read("SELECT summary FROM optdp_summary"), good);
+  // Ten entries deleted by hand (not the last: the last id stays): the
+  // trigger empties the summary, and the ledger finds room for ten more.
+  exec("DELETE FROM optdp_charges WHERE id BETWEEN 2 AND 11");
+  EXPECT_FALSE(read("SELECT summary FROM optdp_summary"));
+  for (int i = 0; i < 10; ++i) EXPECT_TRUE(charge(l)) << i;
+  EXPECT_FALSE(charge(l));
+  EXPECT_TRUE(kept_is_entries());
+  // An entry altered by hand (a quarter of its rho): the summary is emptied,
+  // and the charge decides on the altered entries (still no room).
+  exec("UPDATE optdp_charges SET rho = rho / 4 WHERE id = 20");
+  EXPECT_FALSE(read("SELECT summary FROM optdp_summary"));
+  EXPECT_FALSE(charge(l));
+  EXPECT_TRUE(kept_is_entries());
+  // Ten entries deleted and one inserted by hand into the gap of ids (as an
+  // older optdp or a restore might): the last id stays, the trigger empties
+  // the summary, and the inserted entry (ten releases' rho, no shift, so no
+  // curve) is counted: no room.
+  exec("UPDATE optdp_charges SET rho = rho * 4 WHERE id = 20");
+  exec("DELETE FROM optdp_charges WHERE id BETWEEN 12 AND 21");
+  EXPECT_TRUE(charge(l));  // the summary emptied by the trigger
+  exec("INSERT INTO optdp_charges(id, time, function, epsilon, units, pid, rho, shift) "
+       "VALUES (13, 'now', 'by hand', 0, 0, 0, " + std::to_string(rho * 10) + ", 0)");
+  EXPECT_FALSE(read("SELECT summary FROM optdp_summary"));
+  EXPECT_FALSE(charge(l));
+  EXPECT_TRUE(kept_is_entries());
+  EXPECT_NE(read("SELECT summary FROM optdp_summary")->find("\ng "), std::string::npos);
 }
 
 }  // namespace

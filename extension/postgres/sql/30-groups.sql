@@ -6,7 +6,8 @@
 -- (numeric, core/budget.hpp). A ledger attached with one argument has
 -- total_delta 0 and refuses every release with a delta > 0 or a rho > 0.
 -- Whether a release fits is decided by the extension's charge (ledger.cpp,
--- the core's rule: basic composition or zCDP over the whole history).
+-- the core's rule over the whole history, read as its kept summary,
+-- sql/45-ledger-summary.sql).
 ALTER TABLE optdp_budget
   ADD COLUMN total_delta float8 NOT NULL DEFAULT 0,
   ADD COLUMN total_delta_units numeric NOT NULL DEFAULT 0,
