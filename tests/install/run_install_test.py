@@ -307,7 +307,10 @@ def test_packages(args, tmp):
         if pkg != "libsqlite3-mod-optdp-dev":
             expect("libsodium" in depends, f"{pkg} depends on the libraries it links ({depends.strip()})")
         if pkg == "postgresql-15-optdp":
-            expect(re.search(r"\bpostgresql-15\b", depends) is not None, f"{pkg} depends on postgresql-15")
+            # at least the server's minor release whose headers built it
+            built_with = re.match(r"PostgreSQL (\d+\.\d+)", run([os.environ["OPTDP_PG_CONFIG"], "--version"]))
+            expect(built_with is not None and f"postgresql-15 (>= {built_with.group(1)})" in depends,
+                   f"{pkg} depends on postgresql-15 (>= the minor release it was built with) ({depends.strip()})")
         run(["dpkg-deb", "-x", deb, root])
 
     # The module by its bare name, as after `apt install`: the shell's .load
