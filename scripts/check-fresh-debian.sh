@@ -29,7 +29,7 @@
 # packages there, so that a second run downloads nothing again. Without it
 # everything is in a temporary directory. The temporary directory is removed
 # at the end, also on failure (--keep leaves it), and the chroot's mounts
-# (/proc, /dev, /dev/shm) are always unmounted first.
+# (/proc, /dev, /dev/pts, /dev/shm) are always unmounted first.
 # Exits non-zero when a step fails; the summary names it.
 #
 # Installing postgresql-15 in a chroot would start its cluster on the host's
@@ -80,14 +80,14 @@ release_root() {
   for pid in $(find /proc -mindepth 2 -maxdepth 2 -name root -lname "$root" 2>/dev/null | cut -d/ -f3); do
     kill -9 "$pid" 2>/dev/null || true
   done
-  for m in dev/shm dev proc; do
+  for m in dev/pts dev/shm dev proc; do
     if mountpoint -q "$root/$m" 2>/dev/null; then
       umount "$root/$m" 2>/dev/null || umount -l "$root/$m"
     fi
   done
   # The packages apt downloaded go back to the cache (hard links).
   if [ -n "$cache" ] && [ -d "$root/var/cache/apt/archives" ]; then
-    find "$root/var/cache/apt/archives" -maxdepth 1 -name '*.deb' -exec cp -ln {} "$cache/apt-archives/" \; 2>/dev/null || true
+    find "$root/var/cache/apt/archives" -maxdepth 1 -name '*.deb' -exec cp -ln -t "$cache/apt-archives/" {} + 2>/dev/null || true
   fi
 }
 
@@ -128,8 +128,8 @@ step() {
   fi
 }
 
-# A fresh root in $work/NAME with /proc, /dev and a tmpfs /dev/shm (PostgreSQL's
-# shared memory) mounted; service starts refused while packages install.
+# A fresh root in $work/NAME with /proc, /dev, /dev/pts and a tmpfs /dev/shm
+# (PostgreSQL's shared memory) mounted; service starts refused while packages install.
 new_root() {
   local root=$work/$1
   local opts=(--variant=minbase)
@@ -144,10 +144,11 @@ new_root() {
   mount -t proc proc "$root/proc"
   mount --bind /dev "$root/dev"
   mount -t tmpfs -o mode=1777,size=256m shm "$root/dev/shm"
+  mount --bind /dev/pts "$root/dev/pts"   # apt logs dpkg's output through a pseudo-terminal
   printf '#!/bin/sh\n# no service starts while installing in this chroot\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
   chmod 755 "$root/usr/sbin/policy-rc.d"
   if [ -n "$cache" ]; then
-    find "$cache/apt-archives" -maxdepth 1 -name '*.deb' -exec cp -ln {} "$root/var/cache/apt/archives/" \; 2>/dev/null || true
+    find "$cache/apt-archives" -maxdepth 1 -name '*.deb' -exec cp -ln -t "$root/var/cache/apt/archives/" {} + 2>/dev/null || true
   fi
 }
 
