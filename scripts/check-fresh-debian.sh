@@ -80,7 +80,8 @@ release_root() {
   for pid in $(find /proc -mindepth 2 -maxdepth 2 -name root -lname "$root" 2>/dev/null | cut -d/ -f3); do
     kill -9 "$pid" 2>/dev/null || true
   done
-  for m in dev/pts dev/shm dev proc; do
+  # sys: debootstrap's own mount, left when it is interrupted
+  for m in dev/pts dev/shm dev proc sys; do
     if mountpoint -q "$root/$m" 2>/dev/null; then
       umount "$root/$m" 2>/dev/null || umount -l "$root/$m"
     fi
@@ -260,9 +261,10 @@ readme_mode() {
     git -C "$here" archive HEAD | tar -x -C "$root/root/optdp"
     note "README block $b (HEAD $(git -C "$here" rev-parse --short HEAD)), in /root/optdp:"
     note "$(echo "$block" | sed 's/^/    /')"
-    # As typed at a root shell: each line in turn, stopping at the first failure.
+    # As typed at a root shell: each line in turn, stopping at the first
+    # failure, also of a line `a && b` whose `a` fails (which bash -e passes).
     step "readme-$b" in_root "$root" bash -e -c "cd /root/optdp
-$block"
+$(echo "$block" | sed '/\\$/!s/$/\ns=$?; [ "$s" = 0 ] || exit "$s"/')"
     if [ "$b" = install ]; then
       step readme-install.sqlite3-shell in_root "$root" apt-get install -y sqlite3
       check_releases "$root" readme-install
