@@ -20,6 +20,8 @@
           the sqlite3 shell (`.load optdp`, found by name on the library
           path), the extension in a throw-away PostgreSQL server
           (tests/postgres/pgserver.py) with CREATE EXTENSION optdp.
+  build-debs: only builds the Debian packages as `packages` does and copies
+          them to --out (for scripts/check-fresh-debian.sh).
 
 Everything happens in a temporary directory, removed unless the test fails
 (or --keep). Exits non-zero with the failing step's output.
@@ -245,8 +247,8 @@ def test_symbols(args, tmp):
     expect(not across, f"no symbol of one copy binds to the other ({len(across)} do: {across[:10]})")
 
 
-def test_packages(args, tmp):
-    import pgserver  # tests/postgres (added to sys.path in main)
+def build_debs(args, tmp):
+    """Builds the Debian packages from a copy of args.source; they land in tmp."""
     # A copy of the tree: dpkg-buildpackage writes into debian/ and its parent.
     src = tmp / "src"
     # Not copied: .git, build directories (build*, or any holding a
@@ -258,6 +260,24 @@ def test_packages(args, tmp):
     shutil.copytree(args.source, src, symlinks=True, ignore=ignore)
     env = dict(os.environ, DEB_BUILD_OPTIONS=f"nocheck noautodbgsym parallel={args.jobs}")
     run(["dpkg-buildpackage", "-us", "-uc", "-b"], cwd=src, env=env)
+
+
+def test_build_debs(args, tmp):
+    # The packages alone, copied to --out (scripts/check-fresh-debian.sh
+    # installs them into a fresh Debian root).
+    build_debs(args, tmp)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    debs = sorted(tmp.glob("*.deb"))
+    expect(len(debs) == 3, f"dpkg-buildpackage wrote three packages ({[d.name for d in debs]})")
+    for deb in debs:
+        shutil.copy2(deb, out / deb.name)
+        print(out / deb.name, flush=True)
+
+
+def test_packages(args, tmp):
+    import pgserver  # tests/postgres (added to sys.path in main)
+    build_debs(args, tmp)
     arch = run(["dpkg", "--print-architecture"]).strip()
     multiarch = run(["dpkg-architecture", "-qDEB_HOST_MULTIARCH"]).strip()
     version = args.version
@@ -287,7 +307,10 @@ def test_packages(args, tmp):
         if pkg != "libsqlite3-mod-optdp-dev":
             expect("libsodium" in depends, f"{pkg} depends on the libraries it links ({depends.strip()})")
         if pkg == "postgresql-15-optdp":
-            expect(re.search(r"\bpostgresql-15\b", depends) is not None, f"{pkg} depends on postgresql-15")
+            # at least the server's minor release whose headers built it
+            built_with = re.match(r"PostgreSQL (\d+\.\d+)", run([os.environ["OPTDP_PG_CONFIG"], "--version"]))
+            expect(built_with is not None and f"postgresql-15 (>= {built_with.group(1)})" in depends,
+                   f"{pkg} depends on postgresql-15 (>= the minor release it was built with) ({depends.strip()})")
         run(["dpkg-deb", "-x", deb, root])
 
     # The module by its bare name, as after `apt install`: the shell's .load
@@ -358,9 +381,13 @@ def main():
     k.add_argument("--cmake", required=True)
     k.add_argument("--shell", required=True, help="the sqlite3 shell")
     k.add_argument("--jobs", default=str(os.cpu_count() or 1), help="parallel jobs of the package build")
+    b = sub.add_parser("build-debs")
+    b.add_argument("--source", required=True, help="the source tree (copied)")
+    b.add_argument("--jobs", default=str(os.cpu_count() or 1), help="parallel jobs of the package build")
+    b.add_argument("--out", required=True, help="where the .deb files are copied")
     for q in (c, p, k):
         q.add_argument("--version", required=True, help="the expected dp_version()")
-    for q in (c, p, g, y, k):
+    for q in (c, p, g, y, k, b):
         q.add_argument("--workdir", default=None, help="where the temporary directory goes")
         q.add_argument("--keep", action="store_true", help="keep the temporary directory")
     args = ap.parse_args()
@@ -372,7 +399,7 @@ def main():
             os.environ.setdefault("OPTDP_PG_CONFIG", "/usr/lib/postgresql/15/bin/pg_config")
             sys.path.insert(0, str(HERE.parent / "postgres"))
         {"cmake": test_cmake, "python": test_python, "postgres": test_postgres, "symbols": test_symbols,
-         "packages": test_packages}[args.what](args, tmp)
+         "packages": test_packages, "build-debs": test_build_debs}[args.what](args, tmp)
     except Failure as e:
         print(f"FAILED: {e}\n(kept {tmp})", file=sys.stderr)
         return 1
