@@ -359,6 +359,7 @@ void release_xact(XactEvent event, void*) {
 }
 
 void release_subxact(SubXactEvent event, SubTransactionId sub, SubTransactionId parent, void*) {
+  citus_subxact(event, sub, parent);
   if (event == SUBXACT_EVENT_ABORT_SUB) {
     remove_if(admissions, [&](const Admission& a) { return a.subid == sub; });
     remove_if(admitted, [&](const Admitted& a) { return a.subid == sub; });
