@@ -1512,6 +1512,34 @@ def seed_check(v, call):
 MESSAGE_NAME = {("dp_seed", "n"): "seed"}
 
 # ---------------------------------------------------------------------------
+# PostgreSQL's own refusals of a release: outcomes of where and how a
+# statement runs, not of an argument's value, so no SQLite case can give
+# them. Each is raised before the statement reads a row, the same with rows
+# or without, and names the aggregate (%s) and no value. The tests that
+# provoke them compare their messages with these (tests/citus/test_citus.py).
+
+POSTGRES_REFUSALS = [
+    {"id": "citus/worker_without_ledger",
+     "situation": "a worker runs a release in a query that Citus sent from another node (its connection's "
+                  "application_name is Citus's 'citus_internal gpid=...') while optdp.ledger_conninfo is empty",
+     "message": "%s: this server runs a query that Citus sent from another node, and optdp.ledger_conninfo names no "
+                "ledger, so the coordinator's budget would not bind the release: set it on every worker to the "
+                "coordinator's database"},
+    {"id": "citus/polymorphic_partial",
+     "situation": "Citus would compute partial states (no GROUP BY on the distribution column) of a call whose "
+                  "data argument has a type without a form of its own (x anyelement, candidate anycompatible: "
+                  "an array, an enum, a composite; extension/postgres/sql/65-types.sql), which Citus's "
+                  "worker_partial_agg refuses at a shard's first row",
+     "message": "%s: Citus cannot compute partial states of an argument of this type (only the common column types, "
+                "such as integer, double precision, numeric, text and date, have a form of their own): cast it to "
+                "one, or group by the table's distribution column"},
+    {"id": "plan/no_parameters",
+     "situation": "the call's parameters are not in the plan: Citus's coord_combine_agg over an optdp aggregate "
+                  "written by hand (no worker query of Citus's holds the call), or a plan node optdp cannot follow",
+     "message": "%s: cannot find the call's parameters in this plan"},
+]
+
+# ---------------------------------------------------------------------------
 # Bugs: the expected-correct outcome replaces the current one. Keyed by a
 # predicate on (function, argument, probe label); see the report in the md.
 
@@ -2425,6 +2453,7 @@ def build():
         "functions": functions,
         "bugs": BUGS,
         "cases": cases,
+        "postgres_refusals": POSTGRES_REFUSALS,
     }
 
 
@@ -2473,6 +2502,13 @@ def build_md(cat):
         for b in cat["bugs"]:
             lines += ["- %s." % b["description"], "", "  ```sql"] + ["  " + r for r in b["repro"].split("\n")] + \
                      ["  ```", ""]
+    lines += ["## PostgreSQL's refusals of a release", "",
+              "Where and how the statement runs, not an argument's value, decides these; each names the "
+              "aggregate (`%s`) and comes before any row is read.", "",
+              "| id | situation | message |", "| --- | --- | --- |"]
+    for r in cat["postgres_refusals"]:
+        lines.append("| `%s` | %s | `%s` |" % (r["id"], md_escape(r["situation"]), md_escape(r["message"])))
+    lines.append("")
     by_fn = {}
     for c in cat["cases"]:
         by_fn.setdefault(c["function"], []).append(c)

@@ -20,6 +20,7 @@
 #include "core/rng.hpp"
 #include "core/samplers.hpp"
 #include "core/staircase.hpp"
+#include "postgres/citus.hpp"
 #include "postgres/common.hpp"
 
 extern "C" {
@@ -235,13 +236,31 @@ bytea* state_arg(FunctionCallInfo fcinfo, const char* function, const char* what
 // built from INITCOND or returned by the previous call, never toasted.
 inline bytea* own_state(FunctionCallInfo fcinfo) { return reinterpret_cast<bytea*>(DatumGetPointer(PG_GETARG_DATUM(0))); }
 
+// The function instance's cache of the call's parameters (fn_extra), or
+// nullptr before the first call that needs it. Under Citus's wrappers, which
+// call optdp's functions through a new FmgrInfo per row (and per group),
+// without an expression (fn_expr), it is the execution's (citus.hpp,
+// citus_cache_find), so that the parameters are read once per release there
+// too.
+template <class C>
+C* fn_cache(FunctionCallInfo fcinfo) {
+  void* c = fcinfo->flinfo->fn_extra;
+  if (c == nullptr && fcinfo->flinfo->fn_expr == nullptr) [[unlikely]] {
+    c = citus_cache_find(fcinfo);
+    fcinfo->flinfo->fn_extra = c;
+  }
+  return static_cast<C*>(c);
+}
+
 // The function instance's cache of the call's parameters (fn_extra), zeroed,
-// in the instance's memory: created by the first call that needs it.
+// in the instance's memory (the execution's, under Citus's wrappers): created
+// by the first call that needs it.
 template <class C>
 C* instance_cache(FunctionCallInfo fcinfo) {
-  auto* c = static_cast<C*>(MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(C)));
+  void* c = fcinfo->flinfo->fn_expr == nullptr ? citus_cache_new(fcinfo, sizeof(C)) : nullptr;
+  if (c == nullptr) c = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(C));
   fcinfo->flinfo->fn_extra = c;
-  return c;
+  return static_cast<C*>(c);
 }
 
 // The one parameter of a count (alpha, rho): the call's last argument, read
@@ -254,7 +273,7 @@ struct CountParam {
 
 template <double (*Check)(const CallParams&, int)>
 double count_param(FunctionCallInfo fcinfo, const char* function) {
-  auto* cache = static_cast<CountParam*>(fcinfo->flinfo->fn_extra);
+  auto* cache = fn_cache<CountParam>(fcinfo);
   if (cache && cache->ready) return cache->value;
   if (!cache) cache = instance_cache<CountParam>(fcinfo);
   CallParams p;
@@ -309,11 +328,11 @@ inline void count_row(FunctionCallInfo fcinfo, const char* name, bytea* st, doub
 template <class State, class Read>
 Datum count_rows_trans(FunctionCallInfo fcinfo, const char* name, Read read) {
   static_assert(std::is_same_v<State, CountState>);
-  auto* cache = static_cast<CountParam*>(fcinfo->flinfo->fn_extra);
+  auto* cache = fn_cache<CountParam>(fcinfo);
   bytea* st;
   if (!(cache && cache->ready) || PG_ARGISNULL(0)) [[unlikely]] {
     st = count_rows_first_call<State>(fcinfo, name, read);  // out of line: no stack frame per row
-    cache = static_cast<CountParam*>(fcinfo->flinfo->fn_extra);
+    cache = fn_cache<CountParam>(fcinfo);
   } else {
     st = own_state(fcinfo);
   }

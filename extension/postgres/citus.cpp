@@ -30,14 +30,30 @@ namespace {
 // One coord_combine_agg call of an execution and the worker query's call it
 // finalises. The node lives in TopMemoryContext; the Aggrefs in the
 // execution's memory, which outlives the entry (forgotten at ExecutorEnd and
-// at the end of the transaction).
+// at the end of the execution's (sub)transaction: an execution aborted with
+// its subtransaction never reaches ExecutorEnd, and its EState's address can
+// be another execution's later).
 struct Remembered {
   EState* estate;
   Aggref* coord;
   Aggref* worker;
+  SubTransactionId subid;
   Remembered* next;
 };
 Remembered* remembered = nullptr;
+
+// The parameters' cache of one optdp function (fn_oid) under one of Citus's
+// Aggrefs in one execution (aggregate.hpp, citus_cache_new): the entry and
+// its zeroed bytes in one TopMemoryContext allocation, forgotten with the
+// execution.
+struct Cached {
+  EState* estate;
+  Aggref* aggref;
+  Oid fn;
+  SubTransactionId subid;
+  Cached* next;
+};
+Cached* cached = nullptr;
 
 bool in_pg_catalog(Oid fn, const char* name) {
   if (get_func_namespace(fn) != PG_CATALOG_NAMESPACE) return false;
@@ -205,21 +221,80 @@ bool citus_find_calls(AggState* as, EState* estate) {
     r->estate = estate;
     r->coord = coord;
     r->worker = match;
+    r->subid = GetCurrentSubTransactionId();
     r->next = remembered;
     remembered = r;
   }
   return all;
 }
 
-void citus_forget(EState* estate) {
-  for (Remembered** p = &remembered; *p;) {
-    if (estate == nullptr || (*p)->estate == estate) {
-      Remembered* gone = *p;
+namespace {
+
+template <class T, class Drop>
+void drop_if(T*& head, Drop drop) {
+  for (T** p = &head; *p;) {
+    if (drop(**p)) {
+      T* gone = *p;
       *p = gone->next;
       pfree(gone);
     } else {
       p = &(*p)->next;
     }
+  }
+}
+
+// The execution and the Aggref of a call made through Citus's wrapper, or false.
+bool citus_wrapped_call(FunctionCallInfo fcinfo, EState** estate, Aggref** aggref) {
+  if (fcinfo->context == nullptr || !IsA(fcinfo->context, AggState)) return false;
+  *aggref = AggGetAggref(fcinfo);
+  if (*aggref == nullptr) return false;
+  *estate = reinterpret_cast<AggState*>(fcinfo->context)->ss.ps.state;
+  return true;
+}
+
+}  // namespace
+
+void* citus_cache_find(FunctionCallInfo fcinfo) {
+  EState* estate;
+  Aggref* aggref;
+  if (cached == nullptr || !citus_wrapped_call(fcinfo, &estate, &aggref)) return nullptr;
+  for (Cached* c = cached; c; c = c->next)
+    if (c->estate == estate && c->aggref == aggref && c->fn == fcinfo->flinfo->fn_oid) return c + 1;
+  return nullptr;
+}
+
+void* citus_cache_new(FunctionCallInfo fcinfo, std::size_t size) {
+  EState* estate;
+  Aggref* aggref;
+  Oid inner;
+  if (!citus_wrapped_call(fcinfo, &estate, &aggref) || citus_aggregate(aggref, &inner) == CitusAgg::None)
+    return nullptr;
+  // Cached is a multiple of 8 bytes: the cache after it is aligned as palloc's
+  static_assert(sizeof(Cached) % MAXIMUM_ALIGNOF == 0);
+  auto* c = static_cast<Cached*>(MemoryContextAllocZero(TopMemoryContext, sizeof(Cached) + size));
+  c->estate = estate;
+  c->aggref = aggref;
+  c->fn = fcinfo->flinfo->fn_oid;
+  c->subid = GetCurrentSubTransactionId();
+  c->next = cached;
+  cached = c;
+  return c + 1;
+}
+
+void citus_forget(EState* estate) {
+  drop_if(remembered, [&](const Remembered& r) { return estate == nullptr || r.estate == estate; });
+  drop_if(cached, [&](const Cached& c) { return estate == nullptr || c.estate == estate; });
+}
+
+void citus_subxact(SubXactEvent event, SubTransactionId sub, SubTransactionId parent) {
+  if (event == SUBXACT_EVENT_ABORT_SUB) {
+    drop_if(remembered, [&](const Remembered& r) { return r.subid == sub; });
+    drop_if(cached, [&](const Cached& c) { return c.subid == sub; });
+  } else if (event == SUBXACT_EVENT_COMMIT_SUB) {
+    for (Remembered* r = remembered; r; r = r->next)
+      if (r->subid == sub) r->subid = parent;
+    for (Cached* c = cached; c; c = c->next)
+      if (c->subid == sub) c->subid = parent;
   }
 }
 

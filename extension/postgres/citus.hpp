@@ -14,10 +14,13 @@
 //     (citus_find_calls) and remembers for the statement (docs/scale.md).
 #pragma once
 
+#include <cstddef>
+
 extern "C" {
 #include "postgres.h"
 #include "fmgr.h"
 #include "nodes/execnodes.h"
+#include "access/xact.h"
 #include "nodes/primnodes.h"
 }
 
@@ -41,8 +44,22 @@ Aggref* citus_call(EState* estate, Aggref* a);
 // false if the worker query could not be read (the caller refuses).
 bool citus_find_calls(AggState* as, EState* estate);
 
-// Forgets what was remembered for estate (nullptr: everything).
+// Forgets what was remembered for estate (nullptr: everything), and the
+// parameters' caches of its calls (aggregate.hpp, citus_cache_new).
 void citus_forget(EState* estate);
+// The same for the executions of an aborted subtransaction (and a committed
+// one's become its parent's).
+void citus_subxact(SubXactEvent event, SubTransactionId sub, SubTransactionId parent);
+
+// The parameters' cache of a call that Citus's wrappers make (they call
+// optdp's functions through a new FmgrInfo per row, and per group, without
+// an expression: fn_expr NULL, fn_extra empty on every call): the cache of
+// this function under this Aggref in this execution, or nullptr.
+// citus_cache_new makes one, zeroed, of size bytes (nullptr if the call is
+// not under Citus's aggregates). It is forgotten with the execution
+// (citus_forget, citus_subxact), never kept longer.
+void* citus_cache_find(FunctionCallInfo fcinfo);
+void* citus_cache_new(FunctionCallInfo fcinfo, std::size_t size);
 
 // Whether this backend runs a query that Citus sent from another node
 // (Citus names its connections "citus_internal gpid=...").

@@ -118,7 +118,7 @@ struct SumParams {
 // (rho, lower, upper): arguments 1.. of gaussian_sum (after x) and of
 // gaussian_sum_merge (after the state).
 const SumParams& sum_params(FunctionCallInfo fcinfo, const char* function) {
-  auto* cache = static_cast<SumParams*>(fcinfo->flinfo->fn_extra);
+  auto* cache = fn_cache<SumParams>(fcinfo);
   if (cache && cache->ready) return *cache;
   if (!cache) cache = instance_cache<SumParams>(fcinfo);
   CallParams p;
@@ -250,7 +250,7 @@ Datum optdp_gaussian_count_state_final(PG_FUNCTION_ARGS) {
 // optdp_gaussian_sum_trans(state, x, rho, lower, upper): adds x, clamped and
 // rounded to the grid (NaN as 0, as SQLite's sum() reads it).
 Datum optdp_gaussian_sum_trans(PG_FUNCTION_ARGS) {
-  auto* cache = static_cast<SumParams*>(fcinfo->flinfo->fn_extra);
+  auto* cache = fn_cache<SumParams>(fcinfo);
   bytea* st;
   if (!(cache && cache->ready) || PG_ARGISNULL(0)) [[unlikely]] {
     st = state_arg<GaussianSumState>(fcinfo, "gaussian_sum", "gaussian_sum");

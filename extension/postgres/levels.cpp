@@ -80,7 +80,7 @@ double levels_digest(int k, const double* alphas) {
 }
 
 const LevelsParams& levels_params(FunctionCallInfo fcinfo, const char* function, int first) {
-  auto* cache = static_cast<LevelsParams*>(fcinfo->flinfo->fn_extra);
+  auto* cache = fn_cache<LevelsParams>(fcinfo);
   if (cache && cache->ready) return *cache;
   if (!cache) cache = instance_cache<LevelsParams>(fcinfo);
   CallParams p;
@@ -142,7 +142,7 @@ struct LevelsShipped {
 // the rows with x not NULL.
 template <int FIRST>
 Datum levels_trans(FunctionCallInfo fcinfo) {
-  auto* cache = static_cast<LevelsParams*>(fcinfo->flinfo->fn_extra);
+  auto* cache = fn_cache<LevelsParams>(fcinfo);
   bytea* st;
   if (!(cache && cache->ready) || PG_ARGISNULL(0)) [[unlikely]] {
     const char* fallback = FIRST == 0 ? "private_count_levels" : "private_count_levels_of";

@@ -83,7 +83,7 @@ struct MomentsCache {
 static_assert(std::is_trivially_copyable_v<optdp::MomentsPlan>);
 
 const optdp::MomentsPlan& moments_plan(FunctionCallInfo fcinfo, const char* function, optdp::MomentsPlan::Kind kind) {
-  auto* cache = static_cast<MomentsCache*>(fcinfo->flinfo->fn_extra);
+  auto* cache = fn_cache<MomentsCache>(fcinfo);
   if (cache && cache->ready) return cache->plan();
   if (!cache) cache = instance_cache<MomentsCache>(fcinfo);
   CallParams p;
@@ -106,12 +106,12 @@ const optdp::MomentsPlan& moments_plan(FunctionCallInfo fcinfo, const char* func
 template <optdp::MomentsPlan::Kind K>
 Datum moments_trans(FunctionCallInfo fcinfo) {
   const char* fallback = K == optdp::MomentsPlan::Kind::Mean ? "private_avg" : "private_var";
-  auto* cache = static_cast<MomentsCache*>(fcinfo->flinfo->fn_extra);
+  auto* cache = fn_cache<MomentsCache>(fcinfo);
   bytea* st;
   if (!(cache && cache->ready) || PG_ARGISNULL(0)) [[unlikely]] {
     st = state_arg<MomentsState>(fcinfo, fallback, "moments");
     moments_plan(fcinfo, agg_name(fcinfo, fallback), K);
-    cache = static_cast<MomentsCache*>(fcinfo->flinfo->fn_extra);
+    cache = fn_cache<MomentsCache>(fcinfo);
   } else {
     st = own_state(fcinfo);
   }
@@ -165,7 +165,7 @@ Datum moments_final(FunctionCallInfo fcinfo) {
     std::int64_t n;
     if (__builtin_add_overflow(st.n, b.geometric(optdp::alpha_of_epsilon(plan.eps_count))(rng), &n))
       n = st.n;  // unreachable: n < 2^63 rows and |noise| < 2^62
-    auto* cache = static_cast<MomentsCache*>(fcinfo->flinfo->fn_extra);
+    auto* cache = fn_cache<MomentsCache>(fcinfo);
     if (!cache->has_r) {
       cache->r1 = optdp::IntegerStaircase::optimal_r(plan.eps_s1, plan.H, optdp::Cost::L1);
       if (S != Stat::Avg) cache->r2 = optdp::IntegerStaircase::optimal_r(plan.eps_s2, plan.D2, optdp::Cost::L1);

@@ -165,6 +165,9 @@ Aggref* call_aggref(FunctionCallInfo fcinfo, const char* function) {
 // (and DISTINCT ones) are refused here as before the scan (release.cpp).
 // Row-dependent parameters are marked, not evaluated.
 void read_call(FunctionCallInfo fcinfo, const char* function, int first, CallParams& out) {
+  // Counted by the tests (tests/citus/test_citus.py): once per function
+  // instance, never per row, also under Citus's wrappers.
+  elog(DEBUG2, "optdp: %s reads its call's parameters", function);
   Aggref* a = call_aggref(fcinfo, function);
   if (a->aggorder != NIL || a->aggdistinct != NIL) refuse_sorted_call(agg_name(fcinfo, function));
   AggState* as = reinterpret_cast<AggState*>(fcinfo->context);
@@ -428,7 +431,7 @@ struct SumParams {
 // sums, whose first argument is x, and for the merges, whose first is the
 // state): (eps, delta), (eps, lower, upper) or (eps, lower, upper, cost).
 const SumParams& sum_params(FunctionCallInfo fcinfo, const char* function) {
-  auto* cache = static_cast<SumParams*>(fcinfo->flinfo->fn_extra);
+  auto* cache = fn_cache<SumParams>(fcinfo);
   if (cache && cache->ready) return *cache;
   if (!cache) cache = instance_cache<SumParams>(fcinfo);
   CallParams p;
@@ -510,7 +513,7 @@ extern "C" {
 
 // optdp_sum_trans(state, x, params...): adds x, clamped and rounded to the grid.
 Datum optdp_sum_trans(PG_FUNCTION_ARGS) {
-  auto* cache = static_cast<SumParams*>(fcinfo->flinfo->fn_extra);
+  auto* cache = fn_cache<SumParams>(fcinfo);
   bytea* st;
   if (!(cache && cache->ready) || PG_ARGISNULL(0)) [[unlikely]]
     st = sum_first_call(fcinfo, cache);
@@ -587,7 +590,7 @@ Datum sum_final(FunctionCallInfo fcinfo, Mech m) {
   const SumParams& p = sum_params(fcinfo, fn);
   const SumState s = PG_ARGISNULL(0) ? SumState{} : load<SumState>(PG_GETARG_BYTEA_PP(0), fn, "sum");
   check_released_params(fn, s, p);  // the state's parameters are then p
-  auto* cache = static_cast<SumParams*>(fcinfo->flinfo->fn_extra);
+  auto* cache = fn_cache<SumParams>(fcinfo);
   release_charge(fcinfo, cost);
   Failure f;
   double out = 0;

@@ -61,7 +61,7 @@ struct QuantileCache {
 static_assert(std::is_trivially_copyable_v<optdp::QuantileGrid>);
 
 const QuantileCache& quantile_params(FunctionCallInfo fcinfo, const char* function) {
-  auto* cache = static_cast<QuantileCache*>(fcinfo->flinfo->fn_extra);
+  auto* cache = fn_cache<QuantileCache>(fcinfo);
   if (cache && cache->ready) return *cache;
   if (!cache) cache = instance_cache<QuantileCache>(fcinfo);
   CallParams p;
@@ -152,7 +152,7 @@ OPTDP_PG_FUNCTION(optdp_quantile_combine);
 OPTDP_PG_FUNCTION(optdp_quantile_final);
 
 Datum optdp_quantile_trans(PG_FUNCTION_ARGS) {
-  auto* cache = static_cast<QuantileCache*>(fcinfo->flinfo->fn_extra);
+  auto* cache = fn_cache<QuantileCache>(fcinfo);
   bytea* st;
   if (!(cache && cache->ready) || PG_ARGISNULL(0)) [[unlikely]] {
     MemoryContext aggctx;

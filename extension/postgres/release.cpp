@@ -22,6 +22,8 @@ extern "C" {
 #include "access/transam.h"
 #include "access/xact.h"
 #include "catalog/pg_aggregate.h"
+#include "catalog/pg_proc.h"
+#include "catalog/pg_type.h"
 #include "executor/executor.h"
 #include "executor/nodeAgg.h"
 #include "nodes/execnodes.h"
@@ -202,6 +204,33 @@ bool ledger_named() {
   pg_unreachable();
 }
 
+// Whether the function fn declares an argument of a polymorphic type.
+bool polymorphic_args(Oid fn) {
+  HeapTuple tuple = SearchSysCache1(PROCOID, ObjectIdGetDatum(fn));
+  if (!HeapTupleIsValid(tuple)) return false;
+  const Form_pg_proc proc = reinterpret_cast<Form_pg_proc>(GETSTRUCT(tuple));
+  bool any = false;
+  for (int i = 0; i < proc->pronargs; ++i) any = any || IsPolymorphicType(proc->proargtypes.values[i]);
+  ReleaseSysCache(tuple);
+  return any;
+}
+
+// Refuses, before the scan, Citus's partial plan of an aggregate whose
+// argument is of a polymorphic type (an x of a type without a form of its
+// own, extension/postgres/sql/65-types.sql): Citus's worker_partial_agg
+// checks the argument's type against the declared one at a shard's first row
+// and fails, so without this the statement would fail with rows and release
+// without them. Depends on the statement alone.
+[[noreturn]] void refuse_polymorphic_partial(Oid fn) {
+  const char* name = get_func_name(fn);
+  ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                  errmsg("%s: Citus cannot compute partial states of an argument of this type (only the common "
+                         "column types, such as integer, double precision, numeric, text and date, have a form "
+                         "of their own): cast it to one, or group by the table's distribution column",
+                         name ? name : "optdp")));
+  pg_unreachable();
+}
+
 // Whether the Agg node makes one release per scan: no GROUP BY, no grouping sets.
 bool one_per_scan(const AggState* as) {
   const Agg* plan = reinterpret_cast<const Agg*>(as->ss.ps.plan);
@@ -228,6 +257,7 @@ void admit_agg(AggState* as, EState* estate) {
         citus_read = true;
       }
       r = release_of(final_of(inner));
+      if (r != nullptr && polymorphic_args(inner)) refuse_polymorphic_partial(inner);
     } else if (r != nullptr && citus_internal_backend() && !ledger_named()) {
       // A release that Citus pushed down to this worker: the budget is the
       // coordinator's, which only optdp.ledger_conninfo can reach.
@@ -359,6 +389,7 @@ void release_xact(XactEvent event, void*) {
 }
 
 void release_subxact(SubXactEvent event, SubTransactionId sub, SubTransactionId parent, void*) {
+  citus_subxact(event, sub, parent);
   if (event == SUBXACT_EVENT_ABORT_SUB) {
     remove_if(admissions, [&](const Admission& a) { return a.subid == sub; });
     remove_if(admitted, [&](const Admitted& a) { return a.subid == sub; });

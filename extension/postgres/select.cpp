@@ -79,7 +79,7 @@ struct SelectParams {
 // private_select_merge, whose candidate argument only gives the type); eps
 // comes after it and the score (or the state).
 const SelectParams& select_params(FunctionCallInfo fcinfo, const char* function, int candidate = 0) {
-  auto* cache = static_cast<SelectParams*>(fcinfo->flinfo->fn_extra);
+  auto* cache = fn_cache<SelectParams>(fcinfo);
   if (cache && cache->ready) return *cache;
   if (!cache) cache = instance_cache<SelectParams>(fcinfo);
   CallParams p;
@@ -163,7 +163,7 @@ OPTDP_PG_FUNCTION(optdp_select_combine);
 OPTDP_PG_FUNCTION(optdp_select_final);
 
 Datum optdp_select_trans(PG_FUNCTION_ARGS) {
-  auto* cache = static_cast<SelectParams*>(fcinfo->flinfo->fn_extra);
+  auto* cache = fn_cache<SelectParams>(fcinfo);
   if (!(cache && cache->ready)) [[unlikely]] {  // the first row: check the context, read the call once
     if (!AggCheckCallContext(fcinfo, nullptr)) call_aggref(fcinfo, "private_select");
     cache = const_cast<SelectParams*>(&select_params(fcinfo, agg_name(fcinfo, "private_select")));

@@ -1,6 +1,6 @@
 """optdp on a real Citus cluster (label citus): a coordinator and two workers.
 
-Usage: test_citus.py <build>/postgres [unittest args]
+Usage: test_citus.py <build>/postgres <pg_audit_tool> <build>/catalogue/catalogue.json [unittest args]
        test_citus.py --check-skip <build>/postgres
 The three servers (tests/postgres/pgserver.py) run as an unprivileged user on
 Unix sockets with citus and optdp preloaded, and are always stopped. When
@@ -11,11 +11,14 @@ has no Citus. scripts/build-citus.sh builds and installs it. --check-skip runs
 this script with OPTDP_CITUS_SO naming a missing file and checks that it
 skips. docs/scale.md, "On Citus", says what these tests establish.
 """
+import json
 import os
+import re
 import subprocess
 import sys
 import time
 import unittest
+import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "postgres"))
@@ -34,8 +37,11 @@ def citus_installed():
 
 
 MODULE_DIR = None
+TOOL = None  # pg_audit_tool (tests/postgres/audit_tool.cpp)
+CATALOGUE = None  # the build's catalogue.json (sql/catalogue.py)
 COORD = None
 WORKERS = []
+SQL = None  # one session on the coordinator for the tests' statements (pgserver.Session)
 PRELOAD = "shared_preload_libraries = 'citus,optdp_pg'"
 COMMON = [PRELOAD, "max_connections = 60", "citus.max_adaptive_executor_pool_size = 4",
           "max_prepared_transactions = 20"]
@@ -85,24 +91,28 @@ def stop_cluster():
 
 
 def setUpModule():
+    global SQL
     try:
         start_cluster()
+        SQL = COORD.session()
     except BaseException:
         stop_cluster()
         raise
 
 
 def tearDownModule():
+    if SQL:
+        SQL.close()
     stop_cluster()
 
 
 def explain(sql):
-    return "\n".join(r[0] for r in COORD.psql("EXPLAIN (VERBOSE, COSTS OFF) " + sql))
+    return "\n".join(r[0] for r in SQL.psql("EXPLAIN (VERBOSE, COSTS OFF) " + sql))
 
 
 def ledger():
     """(entries, spent) of the coordinator's ledger, and the number of entries on the workers."""
-    n, spent = COORD.psql("SELECT count(*), coalesce(sum(epsilon), 0) FROM optdp_charges")[0]
+    n, spent = SQL.psql("SELECT count(*), coalesce(sum(epsilon), 0) FROM optdp_charges")[0]
     on_workers = sum(int(w.psql("SELECT count(*) FROM optdp_charges")[0][0]) for w in WORKERS)
     return int(n), float(spent), on_workers
 
@@ -119,13 +129,13 @@ class A_PushedDown(unittest.TestCase):
     def test_every_form_runs(self):
         for form in FORMS:
             with self.subTest(form=form):
-                rows = COORD.psql("SELECT id, %s FROM t WHERE id <= 20 GROUP BY id ORDER BY id" % form)
+                rows = SQL.psql("SELECT id, %s FROM t WHERE id <= 20 GROUP BY id ORDER BY id" % form)
                 self.assertEqual([int(r[0]) for r in rows], list(range(1, 21)))
                 self.assertTrue(all(r[1] != "" for r in rows))
 
     def test_law_of_one_server(self):
         # Each id is one row: private_count(0.5) - 1 is the two-sided geometric noise.
-        rows = COORD.psql("SELECT private_count(0.5) - 1 FROM t GROUP BY id")
+        rows = SQL.psql("SELECT private_count(0.5) - 1 FROM t GROUP BY id")
         self.assertEqual(len(rows), N_ROWS)
         obs = {}
         for r in rows:
@@ -147,12 +157,60 @@ def geometric_p(values, alpha, shift):
     return chi_square_p(obs, probs)
 
 
-# The forms whose data argument is anyelement: Citus's worker_partial_agg_sfunc
-# compares the declared argument types with the row's, and anyelement is never
-# an argument's own type, so Citus refuses them in its partial plan (not optdp).
-ANYELEMENT_FORMS = ["private_count(x, 0.5)", "gaussian_count(x, 0.01)", "private_count_levels_of(x, 0.2, 0.5)",
-                    "private_select(k, x, 1.0)"]
-PARTIAL_FORMS = [f for f in FORMS if f not in ANYELEMENT_FORMS]
+# The forms whose data argument is polymorphic (x anyelement, candidate
+# anycompatible), with the type of the column they take here: Citus's
+# worker_partial_agg_sfunc compares the aggregate's declared argument types
+# with the row's, which a polymorphic type never matches, so each also has a
+# form of its own per common column type (extension/postgres/sql/65-types.sql).
+POLYMORPHIC_FORMS = {"private_count(x, 0.5)": "private_count(double precision,double precision)",
+                     "gaussian_count(x, 0.01)": "gaussian_count(double precision,double precision)",
+                     "private_count_levels_of(x, 0.2, 0.5)":
+                         "private_count_levels_of(double precision,double precision,double precision)",
+                     "private_select(k, x, 1.0)": "private_select(integer,double precision,double precision)"}
+# The column types with forms of their own, a value of each, and the type
+# private_select returns for it.
+TYPED = [("bool", "i % 2 = 0"), ("int2", "i"), ("int4", "i"), ("int8", "i"), ("float4", "i"), ("float8", "i"),
+         ("numeric", "i"), ("text", "i::text"), ("varchar(8)", "i::text"), ("char(4)", "i::text"), ("name", "i::text"),
+         ('"char"', "chr(65 + i % 26)"),
+         ("date", "date '2020-01-01' + i"), ("timestamp", "timestamp '2020-01-01' + i * interval '1 hour'"),
+         ("timestamptz", "timestamptz '2020-01-01' + i * interval '1 hour'"),
+         ("uuid", "md5(i::text)::uuid")]
+
+
+def catalogued(refusal, function):
+    """The message the catalogue gives for one of PostgreSQL's refusals (sql/catalogue.py, POSTGRES_REFUSALS)."""
+    with open(CATALOGUE, encoding="utf-8") as f:
+        for r in json.load(f)["postgres_refusals"]:
+            if r["id"] == refusal:
+                return r["message"] % function
+    raise KeyError(refusal)
+
+
+def log_lines(server, since, text):
+    """The lines of server's log after offset `since` that contain text."""
+    with open(server.log, errors="replace") as f:
+        f.seek(since)
+        return [line for line in f.read().splitlines() if text in line]
+
+
+def log_size(server):
+    return os.path.getsize(server.log)
+
+
+def set_setting(servers, name, value, seen=None):
+    """ALTER SYSTEM SET name = value (None: RESET) on the servers, reloaded,
+    and waits until a new backend sees `seen` (by default value)."""
+    for s in servers:
+        if value is None:
+            s.psql("ALTER SYSTEM RESET %s; SELECT pg_reload_conf();" % name)
+        else:
+            s.psql("ALTER SYSTEM SET %s = '%s'; SELECT pg_reload_conf();" % (name, value))
+    want = "[%s]" % (value if seen is None else seen)
+    for s in servers:
+        for _ in range(100):
+            if s.psql("SELECT '[' || current_setting('%s') || ']'" % name)[0][0] == want:
+                break
+            time.sleep(0.05)
 
 
 class B_Partial(unittest.TestCase):
@@ -167,37 +225,106 @@ class B_Partial(unittest.TestCase):
             self.assertIn("worker_partial_agg", plan)
 
     def test_every_form_runs(self):
-        for form in PARTIAL_FORMS:
+        for form in FORMS:
             with self.subTest(form=form):
-                self.assertEqual(len(COORD.psql("SELECT %s FROM t" % form)), 1)
-                rows = COORD.psql("SELECT k, %s FROM t GROUP BY k ORDER BY k" % form)
+                self.assertEqual(len(SQL.psql("SELECT %s FROM t" % form)), 1)
+                rows = SQL.psql("SELECT k, %s FROM t GROUP BY k ORDER BY k" % form)
                 self.assertEqual([int(r[0]) for r in rows], list(range(10)))
 
+    def test_polymorphic_forms_run_by_their_typed_form(self):
+        # the typed form is the one Citus wraps (its signature in the worker
+        # query, its OID in the coordinator's call)
+        for form, typed in POLYMORPHIC_FORMS.items():
+            oid = SQL.psql("SELECT 'public.%s'::regprocedure::oid" % typed)[0][0]
+            for sql in ("SELECT %s FROM t" % form, "SELECT k, %s FROM t GROUP BY k" % form):
+                with self.subTest(sql=sql):
+                    plan = explain(sql)
+                    self.assertIn("worker_partial_agg('public.%s'::regprocedure" % typed, plan)
+                    self.assertIn("coord_combine_agg('%s'::oid" % oid, plan)
+
+    def test_every_typed_column(self):
+        # a column of each type with a form of its own, in both plans; the
+        # candidate comes back in its column's type
+        SQL.psql("CREATE TABLE IF NOT EXISTS ty (id int, %s); SELECT create_distributed_table('ty', 'id'); "
+                   "INSERT INTO ty SELECT i, %s FROM generate_series(1, 40) i;"
+                   % (", ".join("c%d %s" % (n, t) for n, (t, _) in enumerate(TYPED)),
+                      ", ".join(v for _, v in TYPED)))
+        own = SQL.psql("SELECT %s FROM ty LIMIT 1" % ", ".join("pg_typeof(c%d)::text" % n for n in range(len(TYPED))))[0]
+        for group, groups in (("", 1), (" GROUP BY id % 2", 2), (" GROUP BY id", 40)):
+            rows = SQL.psql(" ".join("SELECT private_count(c{0}, 0.5), gaussian_count(c{0}, 0.01), "
+                                     "private_count_levels_of(c{0}, 0.2, 0.5), pg_typeof(private_select(c{0}, id, 1.0)) "
+                                     "FROM ty{1};".format(n, group) for n in range(len(TYPED))))
+            self.assertEqual(len(rows), groups * len(TYPED))
+            for n, (t, _) in enumerate(TYPED):
+                with self.subTest(type=t, group=group):
+                    self.assertEqual({r[3] for r in rows[n * groups:(n + 1) * groups]}, {own[n]})
+
+    def test_other_types_stay_polymorphic(self):
+        # a type without a form of its own (an array) resolves to the
+        # polymorphic form as on one server: pushed down it runs; the partial
+        # plan, which Citus's worker_partial_agg would refuse at a shard's
+        # first row only (an error with rows, a release without), optdp
+        # refuses before the scan, with rows or without
+        self.assertEqual(len(SQL.psql("SELECT id, private_count(ARRAY[x], 0.5) FROM t WHERE id <= 5 GROUP BY id")),
+                         5)
+        for form, fn in (("private_count(ARRAY[x], 0.5)", "private_count"),
+                         ("gaussian_count(ARRAY[x], 0.01)", "gaussian_count"),
+                         ("private_count_levels_of(ARRAY[x], 0.2, 0.5)", "private_count_levels_of"),
+                         ("private_select(ARRAY[k], x, 1.0)", "private_select")):
+            for sql in ("SELECT %s FROM t%s", "SELECT k, %s FROM t%s GROUP BY k"):
+                for where in ("", " WHERE id < 0"):
+                    with self.subTest(sql=sql % (form, where)):
+                        self.assertEqual(SQL.error_of(sql % (form, where)),
+                                         catalogued("citus/polymorphic_partial", fn))
+
+    def test_parameters_read_once_per_execution(self):
+        # Citus's wrappers call optdp's functions through a new FmgrInfo per
+        # row (and per group): the parameters must still be read once per
+        # function and execution, not per row (optdp_pg.cpp's read_call logs
+        # each reading at DEBUG2)
+        servers = [COORD] + WORKERS
+        text = "optdp: %s reads its call's parameters"
+        try:
+            set_setting(servers, "log_min_messages", "debug2")
+            for fn, sql, groups in (("private_count", "SELECT private_count(0.5) FROM t", 1),
+                                    ("staircase_sum", "SELECT k, staircase_sum(x, 1.0, 0, 10) FROM t GROUP BY k", 10),
+                                    ("private_avg", "SELECT k, private_avg(x, 1.0, 0, 10) FROM t GROUP BY k", 10)):
+                since = [log_size(s) for s in servers]
+                rows = SQL.psql(sql)
+                self.assertEqual(len(rows), groups)
+                on_coord = len(log_lines(COORD, since[0], text % fn))
+                on_workers = sum(len(log_lines(w, n, text % fn)) for w, n in zip(WORKERS, since[1:]))
+                print("[citus] %s: parameters read %d times on the coordinator, %d on the workers (%d rows, "
+                      "4 shards, %d groups)" % (fn, on_coord, on_workers, N_ROWS, groups), file=sys.stderr)
+                # the coordinator: its hook, before the scan, and the final
+                # function once; each of the 4 shards' executions once
+                self.assertGreaterEqual(on_coord, 1)
+                self.assertLessEqual(on_coord, 2)
+                self.assertGreaterEqual(on_workers, 4)
+                self.assertLessEqual(on_workers, 4)
+        finally:
+            set_setting(servers, "log_min_messages", None, "warning")
+
     def test_bound_parameters(self):
-        rows = COORD.psql("PREPARE q(float8) AS SELECT k, private_count($1) FROM t GROUP BY k; "
+        rows = SQL.psql("PREPARE q(float8) AS SELECT k, private_count($1) FROM t GROUP BY k; "
                           "EXECUTE q(0.5); EXECUTE q(0.5); EXECUTE q(0.5); EXECUTE q(0.5); EXECUTE q(0.5); "
                           "EXECUTE q(0.5); EXECUTE q(0.5);")
         self.assertEqual(len(rows), 70)
-        self.assertEqual(COORD.error_of("PREPARE r(float8) AS SELECT private_count($1) FROM t; EXECUTE r(1.5);"),
-                         COORD.error_of("SELECT private_count(1.5) FROM t"))
+        self.assertEqual(SQL.error_of("PREPARE r(float8) AS SELECT private_count($1) FROM t; EXECUTE r(1.5);"),
+                         SQL.error_of("SELECT private_count(1.5) FROM t"))
 
     def test_messages_name_the_aggregate(self):
         # the same refusal as on one server, before any row, with rows or without
         for where in ("", " WHERE id < 0"):
-            self.assertEqual(COORD.error_of("SELECT private_count(2.0) FROM t" + where),
+            self.assertEqual(SQL.error_of("SELECT private_count(2.0) FROM t" + where),
                              "private_count: alpha must be in (0, 1), but is 2")
-            self.assertEqual(COORD.error_of("SELECT k, staircase_sum(x, 1.0, 5, 0) FROM t%s GROUP BY k" % where),
-                             COORD.error_of("SELECT staircase_sum(x, 1.0, 5, 0) FROM (VALUES (1.0::float8)) v(x)"))
-
-    def test_anyelement_forms_refused_by_citus(self):
-        for form in ANYELEMENT_FORMS:
-            self.assertEqual(COORD.error_of("SELECT %s FROM t" % form),
-                             "worker_partial_agg_sfunc could not confirm type correctness")
+            self.assertEqual(SQL.error_of("SELECT k, staircase_sum(x, 1.0, 5, 0) FROM t%s GROUP BY k" % where),
+                             SQL.error_of("SELECT staircase_sum(x, 1.0, 5, 0) FROM (VALUES (1.0::float8)) v(x)"))
 
     def test_two_calls_keep_their_parameters(self):
         # private_count(0.9) has variance 2a/(1-a)^2 = 180, private_count(0.01) 0.0002:
         # the calls' parameters swapped would show
-        rows = COORD.psql("SELECT id % 1000, private_count(0.9), private_count(0.01) FROM t GROUP BY 1")
+        rows = SQL.psql("SELECT id % 1000, private_count(0.9), private_count(0.01) FROM t GROUP BY 1")
         wide = [int(r[1]) - 2 for r in rows]
         narrow = [int(r[2]) - 2 for r in rows]
         self.assertGreater(sum(v * v for v in wide) / len(wide), 90)
@@ -205,7 +332,7 @@ class B_Partial(unittest.TestCase):
 
     def test_law_of_one_server(self):
         # 1000 groups of two rows (ids i and i + 1000), each released on the coordinator
-        rows = COORD.psql("SELECT private_count(0.5) FROM t GROUP BY id % 1000")
+        rows = SQL.psql("SELECT private_count(0.5) FROM t GROUP BY id % 1000")
         self.assertEqual(len(rows), 1000)
         p = geometric_p([int(r[0]) for r in rows], 0.5, 2)
         print("[citus] partial private_count(0.5) noise over 1000 groups: chi-square p = %.3g" % p, file=sys.stderr)
@@ -214,7 +341,7 @@ class B_Partial(unittest.TestCase):
     def test_hostile_calls_refused_as_on_one_server(self):
         # what an analyst would try, on the distributed table and on a local
         # copy of it on the coordinator: the same refusal, with rows or without
-        COORD.psql("CREATE TABLE IF NOT EXISTS lt AS SELECT * FROM t")
+        SQL.psql("CREATE TABLE IF NOT EXISTS lt AS SELECT * FROM t")
         for sql in ("SELECT staircase_sum(x, x, 0, 10) FROM %s%s",
                     "SELECT k, private_count(x / 100) FROM %s%s GROUP BY k",
                     "SELECT private_avg(x, 1.0, 0, (SELECT max(x) FROM lt)) FROM %s%s",
@@ -223,62 +350,182 @@ class B_Partial(unittest.TestCase):
                     "SELECT private_count(0.5 ORDER BY x) FROM %s%s"):
             for where in ("", " WHERE id < 0"):
                 with self.subTest(sql=sql, where=where):
-                    one = COORD.error_of(sql % ("lt", where))
+                    one = SQL.error_of(sql % ("lt", where))
                     self.assertIsNotNone(one)
-                    self.assertEqual(COORD.error_of(sql % ("t", where)), one)
+                    self.assertEqual(SQL.error_of(sql % ("t", where)), one)
 
     def test_direct_citus_calls_are_refused(self):
         # coord_combine_agg written by hand over no Citus plan: no worker query
         # holds its parameters, so it releases nothing, with rows or without
         for where in ("", " WHERE false"):
-            self.assertEqual(COORD.error_of(
+            self.assertEqual(SQL.error_of(
                 "SELECT coord_combine_agg('private_count(float8)'::regprocedure, s::cstring, NULL::bigint) "
                 "FROM (VALUES ('\\x0100000000000000000000000000e03f'::text)) v(s)" + where),
-                "private_count: cannot find the call's parameters in this plan")
+                catalogued("plan/no_parameters", "private_count"))
 
 
-class C_Budget(unittest.TestCase):
+# ---- the paired-neighbour audit (docs/audit.md), in both plans -----------------
+# au_a and au_b: N_PILOT + N_MAIN trials, each trial's rows the neighbouring
+# databases' copies, x = 0, 1, 2 in au_a and 0, 1, 2, 10 in au_b (one row
+# more: the count moves by 1, a sum over [0, 10] by 10). Distributed by
+# trial: grouped by trial each trial's release is made on a worker (pushed
+# down), grouped by tk (the same number, not the distribution column) on the
+# coordinator from the shards' partial states.
+N_MAIN, N_PILOT = 5000, 1000  # releases per side, as tests/postgres/test_aggregates.py's audit
+AUDIT_ROWS = {"au_a": [0, 1, 2], "au_b": [0, 1, 2, 10]}
+
+
+def audit_tables():
+    for name, xs in AUDIT_ROWS.items():
+        SQL.psql("CREATE TABLE IF NOT EXISTS %s (trial int, tk int, x float8); "
+                   "SELECT create_distributed_table('%s', 'trial'); "
+                   "INSERT INTO %s SELECT i, i, x FROM generate_series(1, %d) i, unnest(ARRAY%r::float8[]) x;"
+                   % (name, name, name, N_PILOT + N_MAIN, xs))
+
+
+def releases(session, form, table, by, first, n, seed):
+    """n releases of form over table's trials first.., one per trial, grouped
+    by `by`; the coordinator's generator seeded (the workers' draw from the
+    OS's: no seed reaches Citus's connections)."""
+    out = session.psql("SELECT dp_seed(%d); SELECT %s FROM %s WHERE trial BETWEEN %d AND %d GROUP BY %s"
+                     % (seed, form, table, first, first + n - 1, by))[1:]
+    assert len(out) == n
+    return " ".join(r[0] for r in out)
+
+
+def audit(session, form, by):
+    """(eps_lb, summary) of form on (au_a, au_b), its releases grouped by `by`."""
+    seed = zlib.crc32(("%s|%s" % (form, by)).encode()) * 4
+    lines = [releases(session, form, "au_a", by, 1, N_PILOT, seed),
+             releases(session, form, "au_b", by, 1, N_PILOT, seed + 1),
+             releases(session, form, "au_a", by, N_PILOT + 1, N_MAIN, seed + 2),
+             releases(session, form, "au_b", by, N_PILOT + 1, N_MAIN, seed + 3)]
+    r = subprocess.run([TOOL, "audit", "1"], input="\n".join(lines) + "\n", capture_output=True, text=True,
+                       check=True)
+    out = r.stdout.splitlines()
+    return float(out[0].split()[1]), out[1]
+
+
+class C_Audit(unittest.TestCase):
+    """Seeded releases on two neighbouring distributed tables, in both plans:
+    the Clopper-Pearson lower bound on the realised epsilon stays at or below
+    the claim, and the same audit proves more than the claim of a release
+    made at twice the epsilon (it can fail)."""
+
+    LN2 = 0.6931471805599453
+    PLANS = {"pushed down": "trial", "partial": "tk"}
+
+    @classmethod
+    def setUpClass(cls):
+        audit_tables()
+        cls.seeded = COORD.session()  # dp_seed's session: a seeded one refuses releases once a ledger is attached
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.seeded.close()
+
+    def test_plans(self):
+        for plan, by in self.PLANS.items():
+            text = explain("SELECT private_count(0.5) FROM au_a GROUP BY %s" % by)
+            self.assertEqual("worker_partial_agg" in text, plan == "partial", text)
+
+    def check(self, form, claim, over):
+        for plan, by in self.PLANS.items():
+            with self.subTest(form=form, plan=plan):
+                eps_lb, summary = audit(self.seeded, form, by)
+                print("[citus audit] %s %s%s: %s" % (plan, form, " (self-check)" if over else "", summary),
+                      file=sys.stderr)
+                if over:
+                    self.assertGreater(eps_lb, claim, "the audit no longer detects %s claimed at %g: %s"
+                                       % (form, claim, summary))
+                else:
+                    self.assertLessEqual(eps_lb, claim, summary)
+
+    def test_private_count(self):
+        self.check("private_count(0.5)", self.LN2, over=False)
+
+    def test_laplace_sum(self):
+        self.check("laplace_sum(x, 1.0, 0, 10)", 1.0, over=False)
+
+    def test_the_audit_catches_an_over_claim(self):
+        # alpha 0.25 is epsilon ln 4 = 2 ln 2, claimed at ln 2; laplace_sum at 2.0 claimed at 1.0
+        self.check("private_count(0.25)", self.LN2, over=True)
+        self.check("laplace_sum(x, 2.0, 0, 10)", 1.0, over=True)
+
+
+class C_Privileges(unittest.TestCase):
+    """Who may call what under Citus. Citus's worker_partial_agg and
+    coord_combine_agg check the caller's EXECUTE on the wrapped aggregate's
+    support functions (PostgreSQL checks the aggregate owner's), which optdp
+    revokes from PUBLIC: a role without it is refused the partial plan, and
+    runs the pushed-down one. worker_partial_agg written by hand is not
+    restricted further: on the coordinator Citus evaluates it over the rows
+    it pulls, where its first argument is no constant and optdp finds no call
+    (no release, no state); on a worker, over a shard, it returns the shard's
+    exact state, and only to a role that may read the shard and execute the
+    support functions, which could read the same with count(*). A check of
+    "a query Citus sent" would rest on application_name, which any session
+    sets."""
+
+    @classmethod
+    def setUpClass(cls):
+        SQL.psql("CREATE ROLE analyst LOGIN; GRANT SELECT ON t TO analyst;")  # Citus propagates both to the workers
+        cls.shard, node = SQL.psql("SELECT shard_name, nodename FROM citus_shards WHERE table_name = 't'::regclass "
+                                   "ORDER BY 1 LIMIT 1")[0]
+        cls.worker = [w for w in WORKERS if w.socket_dir == node][0]
+
+    def test_the_partial_plan_needs_execute_on_the_support_functions(self):
+        self.assertEqual(len(SQL.psql("SET ROLE analyst; SELECT id, private_count(0.5) FROM t WHERE id <= 3 "
+                                      "GROUP BY id; RESET ROLE;")), 3)
+        self.assertEqual(SQL.error_of("SET ROLE analyst; SELECT private_count(0.5) FROM t"),
+                         "permission denied for function optdp_count_final")
+        SQL.psql("RESET ROLE")
+
+    def test_hand_written_worker_partial_agg(self):
+        call = "worker_partial_agg('private_count(float8)'::regprocedure, 0.5::float8)"
+        self.assertEqual(SQL.error_of("SELECT %s FROM t" % call), catalogued("plan/no_parameters", "private_count"))
+        self.assertEqual(self.worker.error_of("SET ROLE analyst; SELECT %s FROM %s" % (call, self.shard)),
+                         "permission denied for function optdp_count_final")
+        exact = int(self.worker.psql("SELECT count(*) FROM %s" % self.shard)[0][0])
+        state = self.worker.psql("SELECT %s FROM %s" % (call, self.shard))[0][0]
+        self.assertEqual(int.from_bytes(bytes.fromhex(state[2:18]), "little"), exact)
+
+
+class D_Budget(unittest.TestCase):
     """One budget, the coordinator's, binds every release: the coordinator
     charges what it releases (the partial plan), the workers charge what Citus
     pushes down to them on the coordinator's ledger (optdp.ledger_conninfo),
     and a worker without it refuses."""
 
-    TOTAL = 30.0
+    TOTAL = 45.0
 
     @classmethod
     def setUpClass(cls):
-        COORD.psql("SELECT dp_ledger_attach(%r)" % cls.TOTAL)
+        SQL.psql("SELECT dp_ledger_attach(%r)" % cls.TOTAL)
 
     def test_1_pushed_down_charges_the_coordinator(self):
         n0, spent0, w0 = ledger()
-        self.assertEqual(len(COORD.psql("SELECT id, private_count(0.5) FROM t WHERE id <= 20 GROUP BY id")), 20)
+        self.assertEqual(len(SQL.psql("SELECT id, private_count(0.5) FROM t WHERE id <= 20 GROUP BY id")), 20)
+        self.assertEqual(len(SQL.psql("SELECT id, private_count(x, 0.5) FROM t WHERE id <= 5 GROUP BY id")), 5)
         n, spent, w = ledger()
-        self.assertEqual(n - n0, 20)  # one charge per release
-        self.assertAlmostEqual(spent - spent0, 20 * LN2, places=9)
+        self.assertEqual(n - n0, 25)  # one charge per release
+        self.assertAlmostEqual(spent - spent0, 25 * LN2, places=9)
         self.assertEqual(w, 0)
 
     def test_2_partial_charges_the_coordinator(self):
         n0, spent0, _ = ledger()
-        COORD.psql("SELECT private_count(0.5) FROM t")
-        COORD.psql("SELECT k, private_count(0.5) FROM t GROUP BY k")
+        SQL.psql("SELECT private_count(0.5) FROM t")
+        SQL.psql("SELECT k, private_count(0.5) FROM t GROUP BY k")
+        SQL.psql("SELECT k, private_count(x, 0.5) FROM t GROUP BY k")
         n, spent, w = ledger()
-        self.assertEqual(n - n0, 11)
-        self.assertAlmostEqual(spent - spent0, 11 * LN2, places=9)
+        self.assertEqual(n - n0, 21)
+        self.assertAlmostEqual(spent - spent0, 21 * LN2, places=9)
         self.assertEqual(w, 0)
 
     def test_3_worker_without_the_coordinators_ledger_refuses(self):
         def set_conninfo(workers, value):
-            for w in workers:
-                if value is None:
-                    w.psql("ALTER SYSTEM RESET optdp.ledger_conninfo; SELECT pg_reload_conf();")
-                else:
-                    w.psql("ALTER SYSTEM SET optdp.ledger_conninfo = '%s'; SELECT pg_reload_conf();" % value)
-            for w in workers:  # the reload has reached a new backend
-                for _ in range(100):
-                    want = "[%s]" % (COORD.conninfo() if value is None else value)
-                    if w.psql("SELECT '[' || current_setting('optdp.ledger_conninfo') || ']'")[0][0] == want:
-                        break
-                    time.sleep(0.05)
+            set_setting(workers, "optdp.ledger_conninfo", value, COORD.conninfo() if value is None else value)
+
         sql = "SELECT id, private_count(0.5) FROM t WHERE %s GROUP BY id"
         try:
             # Both workers without the coordinator's ledger: every pushed-down
@@ -286,29 +533,29 @@ class C_Budget(unittest.TestCase):
             # nothing is charged.
             set_conninfo(WORKERS, "")
             n0, spent0, _ = ledger()
-            errors = [COORD.error_of(sql % cond) for cond in ("id <= 20", "id < 0")]
+            errors = [SQL.error_of(sql % cond) for cond in ("id <= 20", "id < 0")]
             self.assertEqual(errors[0], errors[1])
-            self.assertIn("optdp.ledger_conninfo names no ledger", errors[0] or "")
+            self.assertEqual(errors[0], catalogued("citus/worker_without_ledger", "private_count"))
             self.assertEqual(ledger(), (n0, spent0, 0))
             # the partial plan releases on the coordinator: charged there
-            COORD.psql("SELECT private_count(0.5) FROM t")
+            SQL.psql("SELECT private_count(0.5) FROM t")
             self.assertEqual(ledger()[0], n0 + 1)
             # One worker without it: the statement is refused (the other
             # worker's groups may be charged before the refusal arrives:
             # charged, never released).
             set_conninfo(WORKERS[1:], None)
-            self.assertIn("optdp.ledger_conninfo names no ledger", COORD.error_of(sql % "id <= 20") or "")
+            self.assertEqual(SQL.error_of(sql % "id <= 20"), catalogued("citus/worker_without_ledger", "private_count"))
         finally:
             set_conninfo(WORKERS, None)
 
     def test_4_the_budget_refuses_across_nodes(self):
-        # 34 or more releases at ln 2 are charged by now (over 23.5 of 30): 20 more exceed it
-        err = COORD.error_of("SELECT id, private_count(0.5) FROM t WHERE id <= 20 GROUP BY id")
+        # 47 or more releases at ln 2 are charged by now (over 32.5 of 45): 20 more exceed it
+        err = SQL.error_of("SELECT id, private_count(0.5) FROM t WHERE id <= 20 GROUP BY id")
         self.assertIsNotNone(err)
         self.assertIn("budget", err)
         _, spent, _ = ledger()
         self.assertLessEqual(spent, self.TOTAL)
-        err = COORD.error_of("SELECT private_count(0.001) FROM t")  # ln 1000 = 6.9 > what is left
+        err = SQL.error_of("SELECT private_count(0.001) FROM t")  # ln 1000 = 6.9 > what is left
         self.assertIn("budget", err or "")
         self.assertLessEqual(ledger()[1], self.TOTAL)
 
@@ -329,4 +576,6 @@ if __name__ == "__main__":
               "scripts/build-citus.sh installs it" % so)
         sys.exit(SKIP)
     MODULE_DIR = os.path.abspath(sys.argv.pop(1))
+    TOOL = os.path.abspath(sys.argv.pop(1))
+    CATALOGUE = os.path.abspath(sys.argv.pop(1))
     unittest.main()

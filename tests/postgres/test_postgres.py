@@ -963,6 +963,44 @@ class Inputs(unittest.TestCase):
             self.assertEqual(len(S.psql("SELECT %s FROM (SELECT g::float4 AS x FROM t) a" % form)), 1, form)
 
 
+    def test_polymorphic_forms_resolve_to_one_form(self):
+        # private_count(x, alpha), gaussian_count(x, rho), private_count_levels_of
+        # and private_select are declared for the common column types as well as
+        # for any type (extension/postgres/sql/65-types.sql, for Citus): every
+        # type resolves to one form, with the same result (private_select's in
+        # the candidate's own type, a domain's base type), and an untyped literal
+        # reads as text. "char" and name cast implicitly to text: without forms
+        # of their own they were ambiguous ("char") or became text (name).
+        SERVER.psql("DROP TABLE IF EXISTS ty; DROP TYPE IF EXISTS ty_mood; DROP DOMAIN IF EXISTS ty_pos; "
+                    "CREATE TYPE ty_mood AS ENUM ('sad', 'ok'); CREATE DOMAIN ty_pos AS int CHECK (VALUE > 0); "
+                    "CREATE TABLE ty AS SELECT g, g % 2 = 0 AS c_bool, g::int2 AS c_int2, g::int4 AS c_int4, "
+                    "g::int8 AS c_int8, g::float4 AS c_float4, g::float8 AS c_float8, g::numeric AS c_numeric, "
+                    "g::text AS c_text, g::varchar(8) AS c_varchar, g::char(4) AS c_bpchar, "
+                    "date '2020-01-01' + g AS c_date, timestamp '2020-01-01' + g * interval '1 hour' AS c_timestamp, "
+                    "timestamptz '2020-01-01' + g * interval '1 hour' AS c_timestamptz, md5(g::text)::uuid AS c_uuid, "
+                    "g::text::name AS c_name, ('x' || g)::\"char\" AS c_char, g * interval '1 s' AS c_interval, ARRAY[g] AS c_array, "
+                    "(ARRAY['sad', 'ok'])[g % 2 + 1]::ty_mood AS c_enum, g::ty_pos AS c_domain, "
+                    "('{\"a\": ' || g || '}')::jsonb AS c_jsonb, g::oid AS c_oid FROM generate_series(1, 20) g")
+        columns = [r[0] for r in SERVER.psql("SELECT attname FROM pg_attribute WHERE attrelid = 'ty'::regclass "
+                                              "AND attname LIKE 'c\\_%' ORDER BY attnum")]
+        self.assertEqual(len(columns), 22)
+        for c in columns:
+            with self.subTest(column=c):
+                rows = SERVER.psql("SELECT private_count({0}, 0.5) IS NOT NULL, gaussian_count({0}, 0.01) IS NOT NULL, "
+                                   "cardinality(private_count_levels_of({0}, 0.2, 0.5)), "
+                                   "pg_typeof(private_select({0}, g, 1.0))::text = "
+                                   "(SELECT pg_typeof({1})::text FROM ty LIMIT 1) FROM ty"
+                                   .format(c, c + "::int" if c == "c_domain" else c))  # a domain's base type
+                self.assertEqual(rows, [["t", "t", "2", "t"]])
+        for literal, typ in (("'a'", "text"), ("NULL", "text"), ("1", "integer"), ("1.5", "numeric")):
+            with self.subTest(literal=literal):
+                self.assertEqual(SERVER.psql("SELECT private_count(%s, 0.5) IS NOT NULL, pg_typeof(private_select(%s, 1, "
+                                             "1.0)) FROM t" % (literal, literal)), [["t", typ]])
+        # a numeric score still takes the numeric form (no cast that could fail on a row)
+        self.assertEqual(SERVER.psql("SELECT pg_typeof(private_select(c_int4, 1e400::numeric * c_int4, 1.0)) FROM ty"),
+                         [["integer"]])
+
+
 class Module(unittest.TestCase):
     def test_no_static_destructors(self):
         # issue 26: PostgreSQL processes leave through exit(), also from signal
