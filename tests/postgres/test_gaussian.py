@@ -646,13 +646,18 @@ class KeptSummary(unittest.TestCase):
     def setUpClass(cls):
         psql("DROP DATABASE IF EXISTS gkept; CREATE DATABASE gkept")
         psql("CREATE EXTENSION optdp; CREATE TABLE t AS %s; ANALYZE t" % TABLE, db="gkept")
+        cls.S = SERVER.session("gkept")  # its hundreds of statements on one kept connection
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.S.close()
 
     def setUp(self):
-        psql("TRUNCATE optdp_budget, optdp_charges", db="gkept")
+        self.S.psql("TRUNCATE optdp_budget, optdp_charges")
 
     def summary(self):
         # one line of psql's output: the summary's newlines as ';'
-        rows = psql("SELECT replace(summary, E'\\n', ';') FROM optdp_summary", db="gkept")
+        rows = self.S.psql("SELECT replace(summary, E'\\n', ';') FROM optdp_summary")
         return rows[0][0].replace(";", "\n") if rows else None
 
     def kept_is_entries(self):
@@ -661,32 +666,32 @@ class KeptSummary(unittest.TestCase):
             return False
         groups, last, entries = kept_groups(text)
         want = {}
-        for e, d, r, sh, n in psql("SELECT epsilon, delta, rho, shift, count(*) FROM optdp_charges "
-                                   "GROUP BY 1, 2, 3, 4", db="gkept"):
+        for e, d, r, sh, n in self.S.psql("SELECT epsilon, delta, rho, shift, count(*) FROM optdp_charges "
+                                   "GROUP BY 1, 2, 3, 4"):
             e, d, r, sh, n = float(e), float(d), float(r), int(sh), int(n)
             key = ("g", r, sh if 0 <= sh <= 1 << 20 else 0) if r > 0 else ("a", e, d) if d > 0 else ("p", e)
             want[key] = want.get(key, 0) + n
-        last_id, count = psql("SELECT coalesce(max(id), 0), count(*) FROM optdp_charges", db="gkept")[0]
+        last_id, count = self.S.psql("SELECT coalesce(max(id), 0), count(*) FROM optdp_charges")[0]
         return groups == want and last == int(last_id) and entries == int(count)
 
     def charge(self):
-        return SERVER.error_of("SELECT gaussian_count(0.0002) FROM t", db="gkept") is None
+        return self.S.error_of("SELECT gaussian_count(0.0002) FROM t") is None
 
     def test_the_kept_summary_is_the_entries_after_every_charge(self):
-        psql("SELECT dp_ledger_attach(1, 1e-6)", db="gkept")
+        self.S.psql("SELECT dp_ledger_attach(1, 1e-6)")
         forms = ["SELECT gaussian_count(0.0002) FROM t", "SELECT gaussian_sum(x, 0.001, 0, 10) FROM t",
                  "SELECT private_count(0.95) FROM t", "SELECT laplace_sum(x, 0.02, 10) FROM t",
                  "SELECT count(*) FROM private_groups('SELECT 1, 1 ORDER BY 1', 0.05, 'delta=1e-8')"]
         rnd = random.Random(7)
         for i in range(40):
-            SERVER.error_of(rnd.choice(forms), db="gkept")
+            self.S.error_of(rnd.choice(forms))
             self.assertTrue(self.kept_is_entries(), "step %d: %s" % (i, self.summary()))
 
     def test_a_stale_or_altered_summary_is_rebuilt_not_trusted(self):
-        psql("SELECT dp_ledger_attach(1, 1e-6)", db="gkept")
-        n = int(psql("SELECT dp_further_releases('gaussian', 50)", db="gkept")[0][0])
+        self.S.psql("SELECT dp_ledger_attach(1, 1e-6)")
+        n = int(self.S.psql("SELECT dp_further_releases('gaussian', 50)")[0][0])
         self.assertGreater(n, 121)  # past zCDP's 121: the privacy curve decides the last ones
-        psql("SELECT k, gaussian_count(0.0002) FROM t WHERE k < %d GROUP BY k" % n, db="gkept")
+        self.S.psql("SELECT k, gaussian_count(0.0002) FROM t WHERE k < %d GROUP BY k" % n)
         self.assertFalse(self.charge())
         self.assertTrue(self.kept_is_entries())
         good = self.summary()
@@ -697,32 +702,30 @@ class KeptSummary(unittest.TestCase):
         lines[2] = " ".join(w[:-1] + [str(int(w[-1]) - 10)])
         w = lines[1].split()
         lines[1] = " ".join(w[:-1] + [str(int(w[-1]) - 10)])
-        psql("UPDATE optdp_summary SET summary = replace('%s', ';', E'\\n')" % ";".join(lines), db="gkept")
+        self.S.psql("UPDATE optdp_summary SET summary = replace('%s', ';', E'\\n')" % ";".join(lines))
         self.assertFalse(self.charge())
         self.assertEqual(self.summary(), good)  # rebuilt, and kept
-        psql("DELETE FROM optdp_summary", db="gkept")
+        self.S.psql("DELETE FROM optdp_summary")
         self.assertFalse(self.charge())
         self.assertEqual(self.summary(), good)
         # ten entries deleted by hand (not the last): the trigger empties the summary, and
         # the ledger finds room for ten more
-        psql("DELETE FROM optdp_charges WHERE id IN (SELECT id FROM optdp_charges ORDER BY id LIMIT 10)",
-             db="gkept")
+        self.S.psql("DELETE FROM optdp_charges WHERE id IN (SELECT id FROM optdp_charges ORDER BY id LIMIT 10)")
         self.assertIsNone(self.summary())
         for i in range(10):
             self.assertTrue(self.charge(), i)
         self.assertFalse(self.charge())
         self.assertTrue(self.kept_is_entries())
         # one entry inserted by hand into a gap of ids (the last id stays): counted
-        psql("DELETE FROM optdp_charges WHERE id IN (SELECT id FROM optdp_charges ORDER BY id LIMIT 10)",
-             db="gkept")
+        self.S.psql("DELETE FROM optdp_charges WHERE id IN (SELECT id FROM optdp_charges ORDER BY id LIMIT 10)")
         self.assertTrue(self.charge())
-        psql("INSERT INTO optdp_charges(id, function, epsilon, units, pid, rho, shift) "
-             "SELECT min(id) - 1, 'by hand', 0, 0, 0, 0.002, 0 FROM optdp_charges", db="gkept")
+        self.S.psql("INSERT INTO optdp_charges(id, function, epsilon, units, pid, rho, shift) "
+             "SELECT min(id) - 1, 'by hand', 0, 0, 0, 0.002, 0 FROM optdp_charges")
         self.assertIsNone(self.summary())
         self.assertFalse(self.charge())  # ten releases' rho without a shift: no room, and no curve
         self.assertTrue(self.kept_is_entries())
         # an entry altered by hand: the summary is emptied, and rebuilt by the next charge
-        psql("UPDATE optdp_charges SET rho = rho / 4 WHERE id = (SELECT max(id) FROM optdp_charges)", db="gkept")
+        self.S.psql("UPDATE optdp_charges SET rho = rho / 4 WHERE id = (SELECT max(id) FROM optdp_charges)")
         self.assertIsNone(self.summary())
         self.assertFalse(self.charge())
         self.assertTrue(self.kept_is_entries())
