@@ -334,6 +334,7 @@ class Server:
         self.state_key = state_key
         self.proc = None
         self.tmp = None
+        self._kept = {}  # kept_session's
 
     # -- lifecycle -------------------------------------------------------------
     def __enter__(self):
@@ -487,6 +488,9 @@ class Server:
         crashed or a sanitizer reported an error (its log lines in the message),
         also when that happened at a process's exit, after the last test."""
         problem = None
+        for session in self._kept.values():
+            session.close()
+        self._kept = {}
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)
             try:
@@ -534,3 +538,9 @@ class Server:
     def session(self, db="postgres"):
         """A Session on db (a context manager): many statements on one backend."""
         return Session(self, db)
+
+    def kept_session(self, db="postgres"):
+        """The server's one kept Session on db, opened at first use and closed by stop()."""
+        if db not in self._kept:
+            self._kept[db] = Session(self, db)
+        return self._kept[db]

@@ -62,29 +62,16 @@ def call(rows, eps, options=None, keys=None):
     return "private_groups(%s, %s, %s, %s)" % (q(rows), "NULL" if eps is None else repr(eps), q(options), q(keys))
 
 
-# Statements run on one kept connection per database (pgserver.Session, each
-# call a new session but for the backend); a statement that seeds runs on a
-# new backend instead, so that no seed stays in the kept one (a seeded backend
-# is refused releases under a ledger).
-SESSIONS = {}
-
-
-def _runner(sql, db):
-    if "dp_seed" in sql:
-        return SERVER
-    if db not in SESSIONS:
-        SESSIONS[db] = SERVER.session(db)
-    return SESSIONS[db]
-
-
+# Statements run on the server's kept connection per database (pgserver's
+# kept_session, each call a new session but for the backend); a statement that
+# seeds runs on a new backend instead, so that no seed stays in the kept one (a
+# seeded backend is refused releases under a ledger).
 def psql(sql, db=DB):
-    runner = _runner(sql, db)
-    return runner.psql(sql) if runner is not SERVER else SERVER.psql(sql, db=db)
+    return SERVER.psql(sql, db=db) if "dp_seed" in sql else SERVER.kept_session(db).psql(sql)
 
 
 def error_of(sql, db=DB):
-    runner = _runner(sql, db)
-    return runner.error_of(sql) if runner is not SERVER else SERVER.error_of(sql, db=db)
+    return SERVER.error_of(sql, db=db) if "dp_seed" in sql else SERVER.kept_session(db).error_of(sql)
 
 
 def setUpModule():
@@ -101,8 +88,6 @@ def setUpModule():
 
 
 def tearDownModule():
-    for session in SESSIONS.values():
-        session.close()
     if SERVER is not None:
         SERVER.stop()
 

@@ -137,28 +137,16 @@ def setUpModule():
 
 
 def tearDownModule():
-    for session in SESSIONS.values():
-        session.close()
     if SERVER is not None:
         SERVER.stop()
-
-
-# The neighbours' seeded releases run on one kept connection per database
-# (pgserver.Session): each sets its seed first, and a fresh backend per release
-# cost most of this file's time.
-SESSIONS = {}
-
-
-def session(db):
-    if db not in SESSIONS:
-        SESSIONS[db] = SERVER.session(db)
-    return SESSIONS[db]
 
 
 def release(db, rows, keys=WARDS, options=BOUNDS):
     """("error", message) or ("rows", {key: count}) of one seeded release."""
     try:
-        out = session(db).psql("SELECT dp_seed(%d); SELECT key, count FROM %s" % (SEED, call(rows, 1.0, options, keys)))
+        # on the server's kept connection (each release sets its seed first): a
+        # fresh backend per release cost most of this file's time
+        out = SERVER.kept_session(db).psql("SELECT dp_seed(%d); SELECT key, count FROM %s" % (SEED, call(rows, 1.0, options, keys)))
     except Exception as e:  # noqa: BLE001 (SqlError)
         msg = e.args[0]
         for line in msg.splitlines():
