@@ -103,7 +103,7 @@ _NOTICE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p)
 _pq.PQsetNoticeProcessor.restype = ctypes.c_void_p
 _pq.PQsetNoticeProcessor.argtypes = [ctypes.c_void_p, _NOTICE, ctypes.c_void_p]
 
-PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_COPY_OUT = 1, 2, 3
+PGRES_EMPTY_QUERY, PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_COPY_OUT = 0, 1, 2, 3
 PG_DIAG_SQLSTATE, PG_DIAG_MESSAGE_PRIMARY = ord("C"), ord("M")
 PQTRANS_IDLE = 0
 
@@ -162,11 +162,7 @@ def split_statements(sql):
         else:
             i += 1
     out.append(sql[start:])
-    return [s for s in out if _strip_comments(s).strip(" \t\r\n;")]
-
-
-def _strip_comments(s):
-    return re.sub(r"--[^\n]*", "", s)
+    return [s for s in out if s.strip(" \t\r\n;")]
 
 
 class Session:
@@ -218,7 +214,7 @@ class Session:
             rows = [[None if _pq.PQgetisnull(r, i, j) else _pq.PQgetvalue(r, i, j).decode()
                      for j in range(_pq.PQnfields(r))] for i in range(_pq.PQntuples(r))]
             return ("ok", rows)
-        if st == PGRES_COMMAND_OK:
+        if st in (PGRES_COMMAND_OK, PGRES_EMPTY_QUERY):  # a statement of comments alone: nothing, as in psql
             return ("ok", [])
         if st == PGRES_COPY_OUT:
             lines = []
