@@ -34,6 +34,7 @@ Usage: test_functions.py <build>/postgres <build>/optdp.so <build>/catalogue/cat
 import json
 import math
 import os
+import pickle
 import re
 import sqlite3
 import struct
@@ -46,7 +47,12 @@ from pgserver import Server, SqlError  # noqa: E402
 
 MODULE_DIR = SQLITE_MODULE = CATALOGUE = SOURCE = None
 SERVER = None
-LITE = None
+PLAIN = None  # SQLite without the module, for the arguments' values
+# The server's one kept connection (pgserver.Session): the statements of every
+# test but the ones on other databases, without a psql process and a new
+# backend (and its ledger connection) for each.
+KEPT = None
+LITE = None  # the SQLite side's child process (lite_child)
 
 # The PostgreSQL signature of each function by arity: f float8, i int8, t text,
 # P prior (text, or float8[] in another overload), L loss (text, or a
@@ -107,17 +113,56 @@ def pg_many(statements):
     for start in range(0, len(statements), 400):
         chunk = statements[start:start + 400]
         values = ", ".join("(%d, %s)" % (k, dollar(q)) for k, q in enumerate(chunk))
-        rows = SERVER.psql("SELECT json_agg(try_sql(q) ORDER BY k) FROM (VALUES %s) v(k, q)" % values)
+        rows = KEPT.psql("SELECT json_agg(try_sql(q) ORDER BY k) FROM (VALUES %s) v(k, q)" % values)
         out.extend(json.loads("\n".join("|".join(r) for r in rows)))
     return out
 
 
 def lite(sql, params=()):
-    """SQLite's rows, or ("error", message)."""
+    """SQLite's rows, or ("error", message): from the SQLite module, loaded in
+    a child process (lite_child)."""
+    pickle.dump((sql, params), LITE.stdin)
+    LITE.stdin.flush()
+    return pickle.load(LITE.stdout)
+
+
+def lite_child(module):
+    """The SQLite side: runs each (sql, params) it reads on one connection with
+    the module loaded, and writes back its rows or ("error", message). A child
+    of its own, so that in the sanitizer pass it alone runs with the ASan
+    runtime the instrumented module needs (OPTDP_SERVER_PRELOAD, the servers'
+    preload), and the test's own work, with its megabyte arguments, runs at
+    full speed."""
+    db = sqlite3.connect(":memory:")
+    db.enable_load_extension(True)
+    db.load_extension(module)
+    while True:
+        try:
+            sql, params = pickle.load(sys.stdin.buffer)
+        except EOFError:
+            return
+        try:
+            out = db.execute(sql, params).fetchall()
+        except sqlite3.Error as e:
+            out = ("error", str(e))
+        pickle.dump(out, sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+
+
+def arg_value(expr):
+    """(typeof, value) of an argument expression in SQLite: SQLite's own
+    functions in this process, the module's (dp_alpha(0.5)) in lite's;
+    raises sqlite3.Error for an expression that is an error."""
+    sql = "SELECT typeof(%s), %s" % (expr, expr)
     try:
-        return LITE.execute(sql, params).fetchall()
-    except sqlite3.Error as e:
-        return ("error", str(e))
+        return PLAIN.execute(sql).fetchone()
+    except sqlite3.OperationalError as e:
+        if not str(e).startswith("no such function"):
+            raise
+    got = lite(sql)
+    if isinstance(got, tuple):
+        raise sqlite3.Error(got[1])
+    return got[0]
 
 
 # ---- translating a catalogue call into PostgreSQL --------------------------------
@@ -205,7 +250,7 @@ def translate_arg(expr, ptype):
     """(PostgreSQL expression, kind, SQLite value): kind 'same' when PostgreSQL
     takes the value as SQLite does, 'array' for a JSON text given as a
     float8[], 'type' for a type difference (the expression is still run)."""
-    typ, value = LITE.execute("SELECT typeof(%s), %s" % (expr, expr)).fetchone()
+    typ, value = arg_value(expr)
     if typ == "null":
         return "NULL", ("array" if ptype in "aM" else "same"), None
     if typ == "blob":
@@ -317,22 +362,29 @@ def translate_case(case, signatures=None):
 
 
 def setUpModule():
-    global SERVER, LITE
-    LITE = sqlite3.connect(":memory:")
-    LITE.enable_load_extension(True)
-    LITE.load_extension(SQLITE_MODULE)
+    global SERVER, KEPT, LITE, PLAIN
+    env = dict(os.environ)
+    if os.environ.get("OPTDP_SERVER_PRELOAD"):
+        env["LD_PRELOAD"] = os.environ["OPTDP_SERVER_PRELOAD"]
+    LITE = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--lite-child", SQLITE_MODULE],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    PLAIN = sqlite3.connect(":memory:")
     SERVER = Server(MODULE_DIR)
     SERVER.__enter__()
     SERVER.psql("CREATE EXTENSION optdp;" + TRY_SQL)
+    KEPT = SERVER.kept_session()
 
 
 def tearDownModule():
+    if LITE is not None:
+        LITE.stdin.close()
+        LITE.wait()
     if SERVER is not None:
         SERVER.stop()
 
 
 def pg_rows(sql):
-    return SERVER.psql(sql)
+    return KEPT.psql(sql)
 
 
 def same_number(a, b):
@@ -461,37 +513,37 @@ class Messages(unittest.TestCase):
     def test_values_are_shown_only_for_constants_and_query_parameters(self):
         shown = "count_interval: alpha must be in (0, 1), but is 1.5"
         hidden = "count_interval: alpha must be in (0, 1), but is " + VALUE_NOT_SHOWN
-        self.assertEqual(SERVER.error_of("SELECT count_interval(1.5, 0.95)"), shown)
-        SERVER.psql("DROP TABLE IF EXISTS r; CREATE TABLE r(x float8, n int8); INSERT INTO r VALUES (1.5, 9);")
-        self.assertEqual(SERVER.error_of("SELECT count_interval(x, 0.95) FROM r"), hidden)
-        self.assertEqual(SERVER.error_of("SELECT count_interval(x / 1, 0.95) FROM r"), hidden)
-        self.assertEqual(SERVER.error_of("SELECT count_interval((SELECT max(x) FROM r), 0.95)"), hidden)
+        self.assertEqual(KEPT.error_of("SELECT count_interval(1.5, 0.95)"), shown)
+        KEPT.psql("DROP TABLE IF EXISTS r; CREATE TABLE r(x float8, n int8); INSERT INTO r VALUES (1.5, 9);")
+        self.assertEqual(KEPT.error_of("SELECT count_interval(x, 0.95) FROM r"), hidden)
+        self.assertEqual(KEPT.error_of("SELECT count_interval(x / 1, 0.95) FROM r"), hidden)
+        self.assertEqual(KEPT.error_of("SELECT count_interval((SELECT max(x) FROM r), 0.95)"), hidden)
         # a generic plan keeps $1 as a query parameter: known before any row
-        self.assertEqual(SERVER.error_of("SET plan_cache_mode = force_generic_plan; PREPARE q(float8) AS "
-                                         "SELECT count_interval($1, 0.95); EXECUTE q(1.5)"), shown)
+        self.assertEqual(KEPT.error_of("SET plan_cache_mode = force_generic_plan; PREPARE q(float8) AS "
+                                       "SELECT count_interval($1, 0.95); EXECUTE q(1.5)"), shown)
         # a value of another argument, derived into the requirement, goes too
-        self.assertEqual(SERVER.error_of("SELECT minimax_loss(4, 0.5, 'absolute', 2, n) FROM r"),
+        self.assertEqual(KEPT.error_of("SELECT minimax_loss(4, 0.5, 'absolute', 2, n) FROM r"),
                          "minimax_loss: hi must be an integer in [lo, n], but is " + VALUE_NOT_SHOWN)
-        self.assertEqual(SERVER.error_of("SELECT minimax_loss(4, 0.5, 'absolute', 2, 9)"),
+        self.assertEqual(KEPT.error_of("SELECT minimax_loss(4, 0.5, 'absolute', 2, 9)"),
                          lite("SELECT minimax_loss(?, ?, ?, ?, ?)", (4, 0.5, "absolute", 2, 9))[1])
         # set-returning functions: a lateral column is a row's value
-        self.assertEqual(SERVER.error_of("SELECT m.* FROM r, geometric_matrix(2, r.x) m"),
+        self.assertEqual(KEPT.error_of("SELECT m.* FROM r, geometric_matrix(2, r.x) m"),
                          "geometric_matrix: alpha must be in (0, 1), but is " + VALUE_NOT_SHOWN)
-        self.assertEqual(SERVER.error_of("SELECT * FROM geometric_matrix(2, 1.5)"),
+        self.assertEqual(KEPT.error_of("SELECT * FROM geometric_matrix(2, 1.5)"),
                          "geometric_matrix: alpha must be in (0, 1), but is 1.5")
 
     def test_parallel_workers_hide_row_values_too(self):
-        SERVER.psql("DROP TABLE IF EXISTS big; CREATE TABLE big AS SELECT g / 1e5::float8 AS x "
-                    "FROM generate_series(1, 100000) g; ANALYZE big;")
+        KEPT.psql("DROP TABLE IF EXISTS big; CREATE TABLE big AS SELECT g / 1e5::float8 AS x "
+                  "FROM generate_series(1, 100000) g; ANALYZE big;")
         parallel = ("SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0; "
                     "SET max_parallel_workers_per_gather = 2; SET force_parallel_mode = on; ")
-        plan = "\n".join(r[0] for r in SERVER.psql(parallel + "EXPLAIN (COSTS OFF) SELECT sum(count_interval(x / 2, "
-                                                         "0.95)) FROM big"))
+        plan = "\n".join(r[0] for r in KEPT.psql(parallel + "EXPLAIN (COSTS OFF) SELECT sum(count_interval(x / 2, "
+                                                       "0.95)) FROM big"))
         self.assertIn("Partial Aggregate", plan)
-        self.assertEqual(SERVER.psql(parallel + "SELECT sum(count_interval(x / 2, 0.95)) FROM big"),
-                         SERVER.psql("SET max_parallel_workers_per_gather = 0; "
-                                     "SELECT sum(count_interval(x / 2, 0.95)) FROM big"))
-        self.assertEqual(SERVER.error_of(parallel + "SELECT sum(count_interval(x, 0.95)) FROM big"),
+        self.assertEqual(KEPT.psql(parallel + "SELECT sum(count_interval(x / 2, 0.95)) FROM big"),
+                         KEPT.psql("SET max_parallel_workers_per_gather = 0; "
+                                   "SELECT sum(count_interval(x / 2, 0.95)) FROM big"))
+        self.assertEqual(KEPT.error_of(parallel + "SELECT sum(count_interval(x, 0.95)) FROM big"),
                          "count_interval: alpha must be in (0, 1), but is " + VALUE_NOT_SHOWN)
 
     def test_array_arguments(self):
@@ -527,7 +579,7 @@ class Messages(unittest.TestCase):
              lite("SELECT optimal_loss(?, ?, ?, ?)", (2, 0.5, "absolute", "[1, -2, 1]"))[1]),
         ]
         for sql, message in cases:
-            self.assertEqual(SERVER.error_of(sql), message, sql)
+            self.assertEqual(KEPT.error_of(sql), message, sql)
 
     def test_null_arguments_get_optdp_messages(self):
         for sql, arg in [("SELECT count_interval(NULL, 0.95)", "alpha must be a number"),
@@ -536,7 +588,7 @@ class Messages(unittest.TestCase):
                          ("SELECT * FROM optimal_remap(2, 0.5, 'absolute', NULL)",
                           "prior must be text ('uniform' or a JSON array)")]:
             fn = re.search(r"(\w+)\(", sql.replace("SELECT * FROM ", "SELECT ")).group(1)
-            self.assertEqual(SERVER.error_of(sql), "%s: %s, but is NULL" % (fn, arg), sql)
+            self.assertEqual(KEPT.error_of(sql), "%s: %s, but is NULL" % (fn, arg), sql)
 
 
 class Catalogue(unittest.TestCase):
@@ -675,14 +727,12 @@ class ReleaseCatalogue(unittest.TestCase):
 
     def run_pg(self, sql):
         """{"rows": [...]} or {"state": SQLSTATE, "error": message}."""
-        r = subprocess.run([SERVER.psql_path, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-v",
-                            "VERBOSITY=verbose", "-h", SERVER.socket_dir, "-U", "postgres", "-d", "postgres"],
-                           input=sql, capture_output=True, text=True, timeout=120)
-        if r.returncode == 0:
-            return {"rows": [line.split("|") for line in r.stdout.splitlines() if line]}
-        m = re.search(r"ERROR:  ([0-9A-Z]{5}): (.*)", r.stderr)
-        self.assertIsNotNone(m, sql + "\n" + r.stderr)
-        return {"state": m.group(1), "error": m.group(2)}
+        got = KEPT.run(sql)
+        if got[0] == "ok":  # as psql -A -t prints them: NULL as '', a row of '' left out
+            rows = [["" if v is None else v for v in row] for row in got[1]]
+            return {"rows": [row for row in rows if "|".join(row)]}
+        self.assertRegex(got[1], "^[0-9A-Z]{5}$", sql)
+        return {"state": got[1], "error": got[2]}
 
     def test_release_levels_catalogue(self):
         with open(CATALOGUE, encoding="utf-8") as f:
@@ -802,7 +852,7 @@ def agg_arg(expr, ptype):
         # SQLite makes a NaN NULL; PostgreSQL keeps it
         return "'NaN'::float8", ("type" if ptype == "t" else "nan data" if ptype in "xAC" else "nan"), None
     try:
-        typ, value = LITE.execute("SELECT typeof(%s), %s" % (expr, expr)).fetchone()
+        typ, value = arg_value(expr)
     except sqlite3.Error:
         return None, "skip", None  # an argument that is an error of its own (dp_alpha(0))
     poly = ptype in "AC"
@@ -909,14 +959,12 @@ class AggregateCatalogue(unittest.TestCase):
         documented differences (docs/scale.md's side-by-side table)."""
         with open(CATALOGUE, encoding="utf-8") as f:
             cases = [c for c in json.load(f)["cases"] if c["function"] in AGGREGATES]
-        SERVER.psql("DROP TABLE IF EXISTS t, e; CREATE TABLE t(x float8); INSERT INTO t VALUES (1), (2), (3); "
+        KEPT.psql("DROP TABLE IF EXISTS t, e; CREATE TABLE t(x float8); INSERT INTO t VALUES (1), (2), (3); "
                     "CREATE TABLE e(x float8)")
         # SQLite's tables, for the cases compared with SQLite on values bound
         with open(CATALOGUE, encoding="utf-8") as f:
-            LITE.execute("DROP TABLE IF EXISTS t")
-            LITE.execute("DROP TABLE IF EXISTS e")
-            for statement in json.load(f)["setup"]:
-                LITE.execute(statement)
+            for statement in ["DROP TABLE IF EXISTS t", "DROP TABLE IF EXISTS e"] + json.load(f)["setup"]:
+                self.assertNotIsInstance(lite(statement), tuple, statement)
         plans = [(c, translate_aggregate_case(c)) for c in cases]
         runnable = [(c, p) for c, p in plans if len(p) > 2]
         results = pg_many([p[1] for _, p in runnable])
@@ -959,7 +1007,7 @@ class AggregateCatalogue(unittest.TestCase):
         """As in SQLite (sql/catalogue.py's literal_param), a parameter of the
         row is refused before an earlier bad literal's value: the catalogue
         has this case for staircase_sum only."""
-        SERVER.psql("DROP TABLE IF EXISTS r2; CREATE TABLE r2(x float8); INSERT INTO r2 VALUES (1)")
+        KEPT.psql("DROP TABLE IF EXISTS r2; CREATE TABLE r2(x float8); INSERT INTO r2 VALUES (1)")
         for call, arg in [("staircase_sum(x, 0, 0, x)", "upper"), ("staircase_sum(x, NULL, x)", "delta"),
                           ("laplace_sum(x, 0, 0, x)", "upper"), ("private_avg(x, 0, 0, x)", "upper"),
                           ("private_var(x, NULL, x, 10)", "lower"), ("private_stddev(x, -1, 0, x)", "upper"),
@@ -970,7 +1018,7 @@ class AggregateCatalogue(unittest.TestCase):
                           ("private_count_levels_of(x, 0.5, 0.2, x)", "alpha_3")]:
             fn = call.split("(")[0]
             for table in ("r2", "r2 WHERE false"):
-                self.assertEqual(SERVER.error_of("SELECT %s FROM %s" % (call, table)),
+                self.assertEqual(KEPT.error_of("SELECT %s FROM %s" % (call, table)),
                                  "%s: %s must be a literal or a query parameter (optdp fixes the noise before it "
                                  "reads any row), but is an expression that can depend on a row" % (fn, arg), call)
 
@@ -1187,9 +1235,10 @@ class ReferenceExamples(unittest.TestCase):
                             missing |= skipped[line]
                     continue
                 admin.psql("DROP DATABASE IF EXISTS reference; CREATE DATABASE reference TEMPLATE reftemplate")
-                script = "".join("\\echo @@%d\n%s\n" % (k, code) for k, code in enumerate(pg))
+                script = "".join("SELECT '@@%d';\n%s\n" % (k, code) for k, code in enumerate(pg))
                 try:
-                    out = SERVER.psql(script, db="reference")
+                    with SERVER.session("reference") as s:  # the statements in order, in one session
+                        out = s.psql(script)
                 except SqlError as e:
                     self.fail("sql/reference.md:%d:\n%s\n%s" % (line, script, e))
                 got, k = {}, None
@@ -1236,5 +1285,7 @@ def _close(a, b):
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--lite-child"]:
+        sys.exit(lite_child(sys.argv[2]))
     MODULE_DIR, SQLITE_MODULE, CATALOGUE, SOURCE = (os.path.abspath(a) for a in sys.argv[1:5])
     unittest.main(argv=[sys.argv[0]] + sys.argv[5:])
