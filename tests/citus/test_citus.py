@@ -313,6 +313,39 @@ class B_Partial(unittest.TestCase):
         self.assertEqual(SQL.error_of("PREPARE r(float8) AS SELECT private_count($1) FROM t; EXECUTE r(1.5);"),
                          SQL.error_of("SELECT private_count(1.5) FROM t"))
 
+    def test_parameters_forgotten_with_their_subtransaction(self):
+        # A statement that fails inside a savepoint never reaches ExecutorEnd,
+        # where the execution's cache of the parameters (citus.cpp) is
+        # forgotten: it goes with its subtransaction. The failing statement
+        # and the next one have the same plan shape (custom plans of one
+        # prepared statement, literals of one length), so the next one's
+        # executor state and Aggrefs often sit where the failed one's did;
+        # with the cache kept, that statement read alpha 0.9 instead of its
+        # own 0.01 (or was refused), in the second round here when tried.
+        failing = ["EXECUTE q(0.90, 2.00)", "SELECT k, private_count(0.90), private_count(2.00) FROM t GROUP BY k"]
+        good = ["EXECUTE q(0.01, 0.50)", "SELECT k, private_count(0.01), private_count(0.50) FROM t GROUP BY k"]
+        run = SQL.run
+        self.assertEqual(run("PREPARE q(float8, float8) AS SELECT k, private_count($1), private_count($2) FROM t "
+                             "GROUP BY k")[0], "ok")
+        try:
+            self.assertEqual(run("BEGIN")[0], "ok")
+            narrow = []
+            for _ in range(4):
+                for bad, ok in zip(failing, good):
+                    self.assertEqual(run("SAVEPOINT s")[0], "ok")
+                    self.assertEqual(run(bad)[2], "private_count: alpha must be in (0, 1), but is 2")
+                    self.assertEqual(run("ROLLBACK TO SAVEPOINT s")[0], "ok")
+                    got = run(ok)
+                    self.assertEqual(got[0], "ok", got)
+                    self.assertEqual(len(got[1]), 10)
+                    narrow += [int(r[1]) - 200 for r in got[1]]
+            # alpha 0.01: |noise| >= 1 with probability 0.0198, >= 4 with 2e-8 (alpha 0.9: 0.95, 0.69)
+            self.assertLessEqual(max(abs(v) for v in narrow), 3, narrow)
+            self.assertLessEqual(sum(1 for v in narrow if v != 0), 12, narrow)
+        finally:
+            run("ROLLBACK")
+            run("DEALLOCATE q")
+
     def test_messages_name_the_aggregate(self):
         # the same refusal as on one server, before any row, with rows or without
         for where in ("", " WHERE id < 0"):
