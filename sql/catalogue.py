@@ -1526,10 +1526,11 @@ POSTGRES_REFUSALS = [
                 "ledger, so the coordinator's budget would not bind the release: set it on every worker to the "
                 "coordinator's database"},
     {"id": "citus/polymorphic_partial",
-     "situation": "Citus would compute partial states (no GROUP BY on the distribution column) of a call whose "
-                  "data argument has a type without a form of its own (x anyelement, candidate anycompatible: "
-                  "an array, an enum, a composite; extension/postgres/sql/65-types.sql), which Citus's "
-                  "worker_partial_agg refuses at a shard's first row",
+     "situation": "Citus would compute partial states (no GROUP BY on the distribution column) of a call, a "
+                  "release or a *_state form, whose data argument has a type without a form of its own "
+                  "(x anyelement, candidate anycompatible: an array, an enum, a composite; "
+                  "extension/postgres/sql/65-types.sql), which Citus's worker_partial_agg refuses at a shard's "
+                  "first row",
      "message": "%s: Citus cannot compute partial states of an argument of this type (only the common column types, "
                 "such as integer, double precision, numeric, text and date, have a form of their own): cast it to "
                 "one, or group by the table's distribution column"},

@@ -215,12 +215,15 @@ bool polymorphic_args(Oid fn) {
   return any;
 }
 
-// Refuses, before the scan, Citus's partial plan of an aggregate whose
+bool optdp_aggregate(Oid aggfnoid);
+
+// Refuses, before the scan, Citus's partial plan of an optdp aggregate whose
 // argument is of a polymorphic type (an x of a type without a form of its
-// own, extension/postgres/sql/65-types.sql): Citus's worker_partial_agg
-// checks the argument's type against the declared one at a shard's first row
-// and fails, so without this the statement would fail with rows and release
-// without them. Depends on the statement alone.
+// own, extension/postgres/sql/65-types.sql), a release or a *_state form:
+// Citus's worker_partial_agg checks the argument's type against the declared
+// one at a shard's first row and fails, so without this the statement would
+// fail with rows and return a value (a release, or a state) without them.
+// Depends on the statement alone.
 [[noreturn]] void refuse_polymorphic_partial(Oid fn) {
   const char* name = get_func_name(fn);
   ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -257,7 +260,7 @@ void admit_agg(AggState* as, EState* estate) {
         citus_read = true;
       }
       r = release_of(final_of(inner));
-      if (r != nullptr && polymorphic_args(inner)) refuse_polymorphic_partial(inner);
+      if (polymorphic_args(inner) && optdp_aggregate(inner)) refuse_polymorphic_partial(inner);
     } else if (r != nullptr && citus_internal_backend() && !ledger_named()) {
       // A release that Citus pushed down to this worker: the budget is the
       // coordinator's, which only optdp.ledger_conninfo can reach.

@@ -12,6 +12,7 @@ this script with OPTDP_CITUS_SO naming a missing file and checks that it
 skips. docs/scale.md, "On Citus", says what these tests establish.
 """
 import json
+import math
 import os
 import re
 import subprocess
@@ -55,18 +56,25 @@ FORMS = SERVER_FORMS + [
     "private_count_levels_of(x, 0.2, 0.5)",
     "private_select(k, x, 1.0)",
 ]
+# The *_state form of each (the exact state of the rows, for a coordinator's
+# *_merge; docs/scale.md, "Across servers"), which is not a release.
+STATE_FORMS = [f.replace("(", "_state(", 1) for f in FORMS]
 N_ROWS = 2000
+STATE_KEY = "c1" * 32
 
 
 def start_cluster(rows=N_ROWS, extra=()):
     """Starts the coordinator and two workers (COORD, WORKERS) and distributes
     t(id, k, x) of `rows` rows by id over 4 shards (2 on each worker)."""
     global COORD, WORKERS
-    COORD = Server(MODULE_DIR, COMMON + list(extra))
+    # one state key on every node: the *_state forms' states are sealed on the coordinator, under the
+    # shards' own key checks (docs/scale.md, "Across servers")
+    COORD = Server(MODULE_DIR, COMMON + list(extra), state_key=STATE_KEY)
     COORD.start()
     # The workers charge the coordinator's ledger (docs/scale.md, "On Citus").
     for _ in range(2):
-        w = Server(MODULE_DIR, COMMON + list(extra) + ["optdp.ledger_conninfo = '%s'" % COORD.conninfo()])
+        w = Server(MODULE_DIR, COMMON + list(extra) + ["optdp.ledger_conninfo = '%s'" % COORD.conninfo()],
+                   state_key=STATE_KEY)
         w.start()
         WORKERS.append(w)
     for s in [COORD] + WORKERS:
@@ -127,7 +135,7 @@ class A_PushedDown(unittest.TestCase):
         self.assertNotIn("worker_partial_agg", plan)
 
     def test_every_form_runs(self):
-        for form in FORMS:
+        for form in FORMS + STATE_FORMS:
             with self.subTest(form=form):
                 rows = SQL.psql("SELECT id, %s FROM t WHERE id <= 20 GROUP BY id ORDER BY id" % form)
                 self.assertEqual([int(r[0]) for r in rows], list(range(1, 21)))
@@ -167,6 +175,8 @@ POLYMORPHIC_FORMS = {"private_count(x, 0.5)": "private_count(double precision,do
                      "private_count_levels_of(x, 0.2, 0.5)":
                          "private_count_levels_of(double precision,double precision,double precision)",
                      "private_select(k, x, 1.0)": "private_select(integer,double precision,double precision)"}
+POLYMORPHIC_FORMS.update({f.replace("(", "_state(", 1): t.replace("(", "_state(", 1)
+                          for f, t in POLYMORPHIC_FORMS.items()})
 # The column types with forms of their own, a value of each, and the type
 # private_select returns for it.
 TYPED = [("bool", "i % 2 = 0"), ("int2", "i"), ("int4", "i"), ("int8", "i"), ("float4", "i"), ("float8", "i"),
@@ -213,6 +223,21 @@ def set_setting(servers, name, value, seen=None):
             time.sleep(0.05)
 
 
+def typed_tables():
+    """ty(id, c0, ...): 40 rows with a column of each type of TYPED; tys(id,
+    s0, ...): each row's private_select_state(cN, id, 1.0), made pushed down.
+    Both distributed by id (co-located)."""
+    if SQL.psql("SELECT to_regclass('tys') IS NULL")[0][0] == "f":
+        return
+    SQL.psql("CREATE TABLE ty (id int, %s); SELECT create_distributed_table('ty', 'id'); "
+             "INSERT INTO ty SELECT i, %s FROM generate_series(1, 40) i;"
+             % (", ".join("c%d %s" % (n, t) for n, (t, _) in enumerate(TYPED)), ", ".join(v for _, v in TYPED)))
+    SQL.psql("CREATE TABLE tys (id int, %s); SELECT create_distributed_table('tys', 'id'); "
+             "INSERT INTO tys SELECT id, %s FROM ty GROUP BY id;"
+             % (", ".join("s%d bytea" % n for n in range(len(TYPED))),
+                ", ".join("private_select_state(c%d, id, 1.0)" % n for n in range(len(TYPED)))))
+
+
 class B_Partial(unittest.TestCase):
     """Not grouped by the distribution column: partial states on the shards
     (worker_partial_agg), combined and finalised on the coordinator
@@ -225,7 +250,7 @@ class B_Partial(unittest.TestCase):
             self.assertIn("worker_partial_agg", plan)
 
     def test_every_form_runs(self):
-        for form in FORMS:
+        for form in FORMS + STATE_FORMS:
             with self.subTest(form=form):
                 self.assertEqual(len(SQL.psql("SELECT %s FROM t" % form)), 1)
                 rows = SQL.psql("SELECT k, %s FROM t GROUP BY k ORDER BY k" % form)
@@ -243,21 +268,34 @@ class B_Partial(unittest.TestCase):
                     self.assertIn("coord_combine_agg('%s'::oid" % oid, plan)
 
     def test_every_typed_column(self):
-        # a column of each type with a form of its own, in both plans; the
-        # candidate comes back in its column's type
-        SQL.psql("CREATE TABLE IF NOT EXISTS ty (id int, %s); SELECT create_distributed_table('ty', 'id'); "
-                   "INSERT INTO ty SELECT i, %s FROM generate_series(1, 40) i;"
-                   % (", ".join("c%d %s" % (n, t) for n, (t, _) in enumerate(TYPED)),
-                      ", ".join(v for _, v in TYPED)))
+        # a column of each type with a form of its own, in both plans, the
+        # releases and the *_state forms; the candidate comes back in its
+        # column's type, also from private_select_merge over a distributed
+        # table of private_select_state's states (tys, made pushed down)
+        typed_tables()
         own = SQL.psql("SELECT %s FROM ty LIMIT 1" % ", ".join("pg_typeof(c%d)::text" % n for n in range(len(TYPED))))[0]
         for group, groups in (("", 1), (" GROUP BY id % 2", 2), (" GROUP BY id", 40)):
             rows = SQL.psql(" ".join("SELECT private_count(c{0}, 0.5), gaussian_count(c{0}, 0.01), "
-                                     "private_count_levels_of(c{0}, 0.2, 0.5), pg_typeof(private_select(c{0}, id, 1.0)) "
-                                     "FROM ty{1};".format(n, group) for n in range(len(TYPED))))
+                                     "private_count_levels_of(c{0}, 0.2, 0.5), pg_typeof(private_select(c{0}, id, 1.0)), "
+                                     "length(private_count_state(c{0}, 0.5)) > 0, "
+                                     "length(gaussian_count_state(c{0}, 0.01)) > 0, "
+                                     "length(private_count_levels_of_state(c{0}, 0.2, 0.5)) > 0, "
+                                     "length(private_select_state(c{0}, id, 1.0)) > 0, "
+                                     "pg_typeof(private_select_merge(s{0}, NULL::{2}, 1.0)) "
+                                     "FROM ty JOIN tys USING (id){1};".format(n, group, t)
+                                     for n, (t, _) in enumerate(TYPED)))
             self.assertEqual(len(rows), groups * len(TYPED))
             for n, (t, _) in enumerate(TYPED):
                 with self.subTest(type=t, group=group):
-                    self.assertEqual({r[3] for r in rows[n * groups:(n + 1) * groups]}, {own[n]})
+                    mine = rows[n * groups:(n + 1) * groups]
+                    self.assertEqual({r[3] for r in mine}, {own[n]})
+                    self.assertEqual({tuple(r[4:8]) for r in mine}, {("t", "t", "t", "t")})
+                    self.assertEqual({r[8] for r in mine}, {own[n]})
+        # the plans: the join is co-located (both by id), so Citus makes the same two plans
+        self.assertIn("worker_partial_agg('public.private_select_merge(bytea,integer,double precision)'",
+                      explain("SELECT private_select_merge(s2, NULL::int4, 1.0) FROM tys"))
+        self.assertNotIn("worker_partial_agg", explain("SELECT id, private_select_merge(s2, NULL::int4, 1.0) "
+                                                       "FROM tys GROUP BY id"))
 
     def test_other_types_stay_polymorphic(self):
         # a type without a form of its own (an array) resolves to the
@@ -267,14 +305,21 @@ class B_Partial(unittest.TestCase):
         # refuses before the scan, with rows or without
         self.assertEqual(len(SQL.psql("SELECT id, private_count(ARRAY[x], 0.5) FROM t WHERE id <= 5 GROUP BY id")),
                          5)
-        for form, fn in (("private_count(ARRAY[x], 0.5)", "private_count"),
-                         ("gaussian_count(ARRAY[x], 0.01)", "gaussian_count"),
-                         ("private_count_levels_of(ARRAY[x], 0.2, 0.5)", "private_count_levels_of"),
-                         ("private_select(ARRAY[k], x, 1.0)", "private_select")):
-            for sql in ("SELECT %s FROM t%s", "SELECT k, %s FROM t%s GROUP BY k"):
+        self.assertEqual(len(SQL.psql("SELECT id, private_count_state(ARRAY[x], 0.5) FROM t WHERE id <= 5 "
+                                      "GROUP BY id")), 5)
+        typed_tables()
+        forms = [("private_count(ARRAY[x], 0.5)", "private_count"),
+                 ("gaussian_count(ARRAY[x], 0.01)", "gaussian_count"),
+                 ("private_count_levels_of(ARRAY[x], 0.2, 0.5)", "private_count_levels_of"),
+                 ("private_select(ARRAY[k], x, 1.0)", "private_select")]
+        forms += [(f.replace("(", "_state(", 1), fn + "_state") for f, fn in forms]
+        forms.append(("private_select_merge(s2, NULL::int[], 1.0)", "private_select_merge"))
+        for form, fn in forms:
+            table = "tys" if "s2" in form else "t"
+            for sql in ("SELECT %s FROM %s%s", "SELECT id %% 2, %s FROM %s%s GROUP BY 1"):
                 for where in ("", " WHERE id < 0"):
-                    with self.subTest(sql=sql % (form, where)):
-                        self.assertEqual(SQL.error_of(sql % (form, where)),
+                    with self.subTest(sql=sql % (form, table, where)):
+                        self.assertEqual(SQL.error_of(sql % (form, table, where)),
                                          catalogued("citus/polymorphic_partial", fn))
 
     def test_parameters_read_once_per_execution(self):
@@ -353,6 +398,30 @@ class B_Partial(unittest.TestCase):
                              "private_count: alpha must be in (0, 1), but is 2")
             self.assertEqual(SQL.error_of("SELECT k, staircase_sum(x, 1.0, 5, 0) FROM t%s GROUP BY k" % where),
                              SQL.error_of("SELECT staircase_sum(x, 1.0, 5, 0) FROM (VALUES (1.0::float8)) v(x)"))
+
+    def test_states_hold_the_exact_rows(self):
+        # the shards' states of the *_state forms, in both plans, merged on
+        # the coordinator: the exact count of the rows (alpha 0.001: the noise
+        # is 0 with probability 0.998, |noise| >= 3 with 2e-9)
+        for state, merge in (("private_count_state(0.001)", "private_count_merge(s, 0.001)"),
+                             ("private_count_state(x, 0.001)", "private_count_merge(s, 0.001)"),
+                             ("private_count_levels_of_state(x, 0.001)", "(private_count_levels_merge(s, 0.001))[1]")):
+            for by in ("k", "id"):  # partial, pushed down
+                with self.subTest(state=state, by=by):
+                    got = int(SQL.psql("SELECT %s FROM (SELECT %s, %s AS s FROM t GROUP BY %s) a"
+                                       % (merge, by, state, by))[0][0])
+                    self.assertLessEqual(abs(got - N_ROWS), 2)
+
+    def test_law_of_merged_partial_states(self):
+        # 1000 groups of two rows, each group's state from the partial plan
+        # merged once on the coordinator: the law of private_count(0.5)
+        rows = SQL.psql("SELECT private_count_merge(s, 0.5) FROM (SELECT id % 1000 AS g, private_count_state(0.5) AS s "
+                        "FROM t GROUP BY 1) a GROUP BY g")
+        self.assertEqual(len(rows), 1000)
+        p = geometric_p([int(r[0]) for r in rows], 0.5, 2)
+        print("[citus] merged partial private_count_state(0.5) over 1000 groups: chi-square p = %.3g" % p,
+              file=sys.stderr)
+        self.assertGreater(p, P_MIN)
 
     def test_two_calls_keep_their_parameters(self):
         # private_count(0.9) has variance 2a/(1-a)^2 = 180, private_count(0.01) 0.0002:
@@ -555,6 +624,26 @@ class D_Budget(unittest.TestCase):
         self.assertAlmostEqual(spent - spent0, 21 * LN2, places=9)
         self.assertEqual(w, 0)
 
+    def test_2_states_charge_nothing_merges_once(self):
+        # a *_state form releases nothing: no charge in either plan; a merge
+        # of states in a distributed table is one release per group, charged
+        # on the coordinator's ledger in both plans (alpha 0.9: epsilon
+        # ln(1/0.9), so that the budget's later tests keep their margins)
+        SQL.psql("CREATE TABLE IF NOT EXISTS st (id int, k int, s bytea); SELECT create_distributed_table('st', 'id'); "
+                 "INSERT INTO st SELECT id, k, private_count_state(x, 0.9) FROM t WHERE id <= 200 GROUP BY id, k")
+        n0, spent0, _ = ledger()
+        for sql in ("SELECT %s FROM t", "SELECT k, %s FROM t GROUP BY k", "SELECT id, %s FROM t WHERE id <= 5 GROUP BY id"):
+            for form in ("private_count_state(0.5)", "private_count_state(x, 0.5)", "private_select_state(k, x, 1.0)"):
+                self.assertGreater(len(SQL.psql(sql % form)), 0)
+        self.assertEqual(ledger(), (n0, spent0, 0))
+        self.assertEqual(len(SQL.psql("SELECT private_count_merge(s, 0.9) FROM st")), 1)
+        self.assertEqual(len(SQL.psql("SELECT k, private_count_merge(s, 0.9) FROM st GROUP BY k")), 10)
+        self.assertEqual(len(SQL.psql("SELECT id, private_count_merge(s, 0.9) FROM st WHERE id <= 5 GROUP BY id")), 5)
+        n, spent, w = ledger()
+        self.assertEqual(n - n0, 16)
+        self.assertAlmostEqual(spent - spent0, 16 * math.log(1 / 0.9), places=9)
+        self.assertEqual(w, 0)
+
     def test_3_worker_without_the_coordinators_ledger_refuses(self):
         def set_conninfo(workers, value):
             set_setting(workers, "optdp.ledger_conninfo", value, COORD.conninfo() if value is None else value)
@@ -569,6 +658,11 @@ class D_Budget(unittest.TestCase):
             errors = [SQL.error_of(sql % cond) for cond in ("id <= 20", "id < 0")]
             self.assertEqual(errors[0], errors[1])
             self.assertEqual(errors[0], catalogued("citus/worker_without_ledger", "private_count"))
+            # a merge pushed down is a release too; a *_state form is none, and runs
+            for cond in ("id <= 20", "id < 0"):
+                self.assertEqual(SQL.error_of("SELECT id, private_count_merge(s, 0.9) FROM st WHERE %s GROUP BY id"
+                                              % cond), catalogued("citus/worker_without_ledger", "private_count_merge"))
+            self.assertEqual(len(SQL.psql("SELECT id, private_count_state(0.5) FROM t WHERE id <= 5 GROUP BY id")), 5)
             self.assertEqual(ledger(), (n0, spent0, 0))
             # the partial plan releases on the coordinator: charged there
             SQL.psql("SELECT private_count(0.5) FROM t")
