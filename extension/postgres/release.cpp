@@ -234,6 +234,30 @@ bool optdp_aggregate(Oid aggfnoid);
   pg_unreachable();
 }
 
+// Whether fn is a *_merge aggregate (by its name, as read_call tells them).
+bool is_merge(Oid fn) {
+  const char* name = get_func_name(fn);
+  const std::size_t len = name ? std::strlen(name) : 0;
+  return len > 6 && std::strcmp(name + len - 6, "_merge") == 0;
+}
+
+// Refuses, before the scan, Citus's partial plan of a *_merge: each shard's
+// states would be opened by a worker's backend, and a transaction counts a
+// state's nonce once per process only (states.cpp), so a state stored on two
+// shards would add its rows twice under the noise and charge of one release
+// (as in a parallel worker, which open_state refuses). Pushed down, a
+// group's states are on one shard, opened by one backend. Depends on the
+// statement alone.
+[[noreturn]] void refuse_merge_partial(Oid fn) {
+  const char* name = get_func_name(fn);
+  ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                  errmsg("%s: Citus would open the states on several nodes, where a state stored twice would count "
+                         "twice in one release: group by the table's distribution column, or merge on one node "
+                         "(SELECT the states, then merge them)",
+                         name ? name : "optdp")));
+  pg_unreachable();
+}
+
 // Whether the Agg node makes one release per scan: no GROUP BY, no grouping sets.
 bool one_per_scan(const AggState* as) {
   const Agg* plan = reinterpret_cast<const Agg*>(as->ss.ps.plan);
@@ -260,7 +284,10 @@ void admit_agg(AggState* as, EState* estate) {
         citus_read = true;
       }
       r = release_of(final_of(inner));
-      if (polymorphic_args(inner) && optdp_aggregate(inner)) refuse_polymorphic_partial(inner);
+      if (optdp_aggregate(inner)) {
+        if (is_merge(inner)) refuse_merge_partial(inner);
+        if (polymorphic_args(inner)) refuse_polymorphic_partial(inner);
+      }
     } else if (r != nullptr && citus_internal_backend() && !ledger_named()) {
       // A release that Citus pushed down to this worker: the budget is the
       // coordinator's, which only optdp.ledger_conninfo can reach.

@@ -223,19 +223,15 @@ def set_setting(servers, name, value, seen=None):
             time.sleep(0.05)
 
 
-def typed_tables():
-    """ty(id, c0, ...): 40 rows with a column of each type of TYPED; tys(id,
-    s0, ...): each row's private_select_state(cN, id, 1.0), made pushed down.
-    Both distributed by id (co-located)."""
-    if SQL.psql("SELECT to_regclass('tys') IS NULL")[0][0] == "f":
+def states_table():
+    """st(id, k, s, sel): each row's private_count_state(x, 0.9) and
+    private_select_state(k, x, 1.0) for ids 1..200 of t, made pushed down,
+    distributed by id."""
+    if SQL.psql("SELECT to_regclass('st') IS NOT NULL")[0][0] == "t":
         return
-    SQL.psql("CREATE TABLE ty (id int, %s); SELECT create_distributed_table('ty', 'id'); "
-             "INSERT INTO ty SELECT i, %s FROM generate_series(1, 40) i;"
-             % (", ".join("c%d %s" % (n, t) for n, (t, _) in enumerate(TYPED)), ", ".join(v for _, v in TYPED)))
-    SQL.psql("CREATE TABLE tys (id int, %s); SELECT create_distributed_table('tys', 'id'); "
-             "INSERT INTO tys SELECT id, %s FROM ty GROUP BY id;"
-             % (", ".join("s%d bytea" % n for n in range(len(TYPED))),
-                ", ".join("private_select_state(c%d, id, 1.0)" % n for n in range(len(TYPED)))))
+    SQL.psql("CREATE TABLE st (id int, k int, s bytea, sel bytea); SELECT create_distributed_table('st', 'id'); "
+             "INSERT INTO st SELECT id, k, private_count_state(x, 0.9), private_select_state(k, x, 1.0) FROM t "
+             "WHERE id <= 200 GROUP BY id, k")
 
 
 class B_Partial(unittest.TestCase):
@@ -270,9 +266,10 @@ class B_Partial(unittest.TestCase):
     def test_every_typed_column(self):
         # a column of each type with a form of its own, in both plans, the
         # releases and the *_state forms; the candidate comes back in its
-        # column's type, also from private_select_merge over a distributed
-        # table of private_select_state's states (tys, made pushed down)
-        typed_tables()
+        # column's type
+        SQL.psql("CREATE TABLE IF NOT EXISTS ty (id int, %s); SELECT create_distributed_table('ty', 'id'); "
+                 "INSERT INTO ty SELECT i, %s FROM generate_series(1, 40) i;"
+                 % (", ".join("c%d %s" % (n, t) for n, (t, _) in enumerate(TYPED)), ", ".join(v for _, v in TYPED)))
         own = SQL.psql("SELECT %s FROM ty LIMIT 1" % ", ".join("pg_typeof(c%d)::text" % n for n in range(len(TYPED))))[0]
         for group, groups in (("", 1), (" GROUP BY id % 2", 2), (" GROUP BY id", 40)):
             rows = SQL.psql(" ".join("SELECT private_count(c{0}, 0.5), gaussian_count(c{0}, 0.01), "
@@ -280,22 +277,14 @@ class B_Partial(unittest.TestCase):
                                      "length(private_count_state(c{0}, 0.5)) > 0, "
                                      "length(gaussian_count_state(c{0}, 0.01)) > 0, "
                                      "length(private_count_levels_of_state(c{0}, 0.2, 0.5)) > 0, "
-                                     "length(private_select_state(c{0}, id, 1.0)) > 0, "
-                                     "pg_typeof(private_select_merge(s{0}, NULL::{2}, 1.0)) "
-                                     "FROM ty JOIN tys USING (id){1};".format(n, group, t)
-                                     for n, (t, _) in enumerate(TYPED)))
+                                     "length(private_select_state(c{0}, id, 1.0)) > 0 "
+                                     "FROM ty{1};".format(n, group) for n in range(len(TYPED))))
             self.assertEqual(len(rows), groups * len(TYPED))
             for n, (t, _) in enumerate(TYPED):
                 with self.subTest(type=t, group=group):
                     mine = rows[n * groups:(n + 1) * groups]
                     self.assertEqual({r[3] for r in mine}, {own[n]})
                     self.assertEqual({tuple(r[4:8]) for r in mine}, {("t", "t", "t", "t")})
-                    self.assertEqual({r[8] for r in mine}, {own[n]})
-        # the plans: the join is co-located (both by id), so Citus makes the same two plans
-        self.assertIn("worker_partial_agg('public.private_select_merge(bytea,integer,double precision)'",
-                      explain("SELECT private_select_merge(s2, NULL::int4, 1.0) FROM tys"))
-        self.assertNotIn("worker_partial_agg", explain("SELECT id, private_select_merge(s2, NULL::int4, 1.0) "
-                                                       "FROM tys GROUP BY id"))
 
     def test_other_types_stay_polymorphic(self):
         # a type without a form of its own (an array) resolves to the
@@ -307,20 +296,48 @@ class B_Partial(unittest.TestCase):
                          5)
         self.assertEqual(len(SQL.psql("SELECT id, private_count_state(ARRAY[x], 0.5) FROM t WHERE id <= 5 "
                                       "GROUP BY id")), 5)
-        typed_tables()
         forms = [("private_count(ARRAY[x], 0.5)", "private_count"),
                  ("gaussian_count(ARRAY[x], 0.01)", "gaussian_count"),
                  ("private_count_levels_of(ARRAY[x], 0.2, 0.5)", "private_count_levels_of"),
                  ("private_select(ARRAY[k], x, 1.0)", "private_select")]
         forms += [(f.replace("(", "_state(", 1), fn + "_state") for f, fn in forms]
-        forms.append(("private_select_merge(s2, NULL::int[], 1.0)", "private_select_merge"))
         for form, fn in forms:
-            table = "tys" if "s2" in form else "t"
-            for sql in ("SELECT %s FROM %s%s", "SELECT id %% 2, %s FROM %s%s GROUP BY 1"):
+            for sql in ("SELECT %s FROM t%s", "SELECT k, %s FROM t%s GROUP BY k"):
                 for where in ("", " WHERE id < 0"):
-                    with self.subTest(sql=sql % (form, table, where)):
-                        self.assertEqual(SQL.error_of(sql % (form, table, where)),
+                    with self.subTest(sql=sql % (form, where)):
+                        self.assertEqual(SQL.error_of(sql % (form, where)),
                                          catalogued("citus/polymorphic_partial", fn))
+
+    def test_merges_only_pushed_down(self):
+        # a merge over a distributed table of states: pushed down (grouped by
+        # the distribution column) each group's states are opened on one
+        # shard; the partial plan, which would open a state stored on two
+        # shards twice, is refused before the scan, with rows or without
+        states_table()
+        self.assertEqual(len(SQL.psql("SELECT id, private_count_merge(s, 0.9), private_select_merge(sel, NULL::int, 1.0) "
+                                      "FROM st WHERE id <= 5 GROUP BY id")), 5)
+        for merge, fn in (("private_count_merge(s, 0.9)", "private_count_merge"),
+                          ("private_select_merge(sel, NULL::int, 1.0)", "private_select_merge"),
+                          ("private_select_merge(sel, NULL::int[], 1.0)", "private_select_merge")):
+            for sql in ("SELECT %s FROM st%s", "SELECT k, %s FROM st%s GROUP BY k"):
+                for where in ("", " WHERE id < 0"):
+                    with self.subTest(sql=sql % (merge, where)):
+                        self.assertEqual(SQL.error_of(sql % (merge, where)), catalogued("citus/merge_partial", fn))
+        # on the coordinator, from the states pulled there (a subquery with OFFSET 0)
+        self.assertEqual(len(SQL.psql("SELECT private_count_merge(s, 0.9) FROM (SELECT s FROM st OFFSET 0) a")), 1)
+        # what the refusal guards against: one state stored on two shards
+        # (ids 1 and 2), which the partial plan released as 4,000 rows (run
+        # without the refusal); on the coordinator the second copy is refused
+        SQL.psql("CREATE TABLE IF NOT EXISTS st2 (id int, s bytea); SELECT create_distributed_table('st2', 'id'); "
+                 "INSERT INTO st2 SELECT i, s FROM (SELECT private_count_state(x, 0.001) AS s FROM t OFFSET 0) a, "
+                 "generate_series(1, 2) i")
+        self.assertEqual(len({r[0] for r in SQL.psql("SELECT get_shard_id_for_distribution_column('st2', id) "
+                                                     "FROM st2")}), 2)
+        self.assertEqual(SQL.error_of("SELECT private_count_merge(s, 0.001) FROM st2"),
+                         catalogued("citus/merge_partial", "private_count_merge"))
+        self.assertEqual(SQL.error_of("SELECT private_count_merge(s, 0.001) FROM (SELECT s FROM st2 OFFSET 0) a"),
+                         "private_count_merge: state was already merged in this transaction (a shipped state "
+                         "counts once)")
 
     def test_parameters_read_once_per_execution(self):
         # Citus's wrappers call optdp's functions through a new FmgrInfo per
@@ -401,14 +418,15 @@ class B_Partial(unittest.TestCase):
 
     def test_states_hold_the_exact_rows(self):
         # the shards' states of the *_state forms, in both plans, merged on
-        # the coordinator: the exact count of the rows (alpha 0.001: the noise
-        # is 0 with probability 0.998, |noise| >= 3 with 2e-9)
+        # the coordinator (OFFSET 0: from the states pulled there): the exact
+        # count of the rows (alpha 0.001: the noise is 0 with probability
+        # 0.998, |noise| >= 3 with 2e-9)
         for state, merge in (("private_count_state(0.001)", "private_count_merge(s, 0.001)"),
                              ("private_count_state(x, 0.001)", "private_count_merge(s, 0.001)"),
                              ("private_count_levels_of_state(x, 0.001)", "(private_count_levels_merge(s, 0.001))[1]")):
             for by in ("k", "id"):  # partial, pushed down
                 with self.subTest(state=state, by=by):
-                    got = int(SQL.psql("SELECT %s FROM (SELECT %s, %s AS s FROM t GROUP BY %s) a"
+                    got = int(SQL.psql("SELECT %s FROM (SELECT %s, %s AS s FROM t GROUP BY %s OFFSET 0) a"
                                        % (merge, by, state, by))[0][0])
                     self.assertLessEqual(abs(got - N_ROWS), 2)
 
@@ -626,22 +644,20 @@ class D_Budget(unittest.TestCase):
 
     def test_2_states_charge_nothing_merges_once(self):
         # a *_state form releases nothing: no charge in either plan; a merge
-        # of states in a distributed table is one release per group, charged
-        # on the coordinator's ledger in both plans (alpha 0.9: epsilon
+        # of states in a distributed table, pushed down, is one release per
+        # group, charged on the coordinator's ledger (alpha 0.9: epsilon
         # ln(1/0.9), so that the budget's later tests keep their margins)
-        SQL.psql("CREATE TABLE IF NOT EXISTS st (id int, k int, s bytea); SELECT create_distributed_table('st', 'id'); "
-                 "INSERT INTO st SELECT id, k, private_count_state(x, 0.9) FROM t WHERE id <= 200 GROUP BY id, k")
+        states_table()
         n0, spent0, _ = ledger()
         for sql in ("SELECT %s FROM t", "SELECT k, %s FROM t GROUP BY k", "SELECT id, %s FROM t WHERE id <= 5 GROUP BY id"):
             for form in ("private_count_state(0.5)", "private_count_state(x, 0.5)", "private_select_state(k, x, 1.0)"):
                 self.assertGreater(len(SQL.psql(sql % form)), 0)
         self.assertEqual(ledger(), (n0, spent0, 0))
-        self.assertEqual(len(SQL.psql("SELECT private_count_merge(s, 0.9) FROM st")), 1)
-        self.assertEqual(len(SQL.psql("SELECT k, private_count_merge(s, 0.9) FROM st GROUP BY k")), 10)
         self.assertEqual(len(SQL.psql("SELECT id, private_count_merge(s, 0.9) FROM st WHERE id <= 5 GROUP BY id")), 5)
+        self.assertIsNotNone(SQL.error_of("SELECT private_count_merge(s, 0.9) FROM st"))  # refused, uncharged
         n, spent, w = ledger()
-        self.assertEqual(n - n0, 16)
-        self.assertAlmostEqual(spent - spent0, 16 * math.log(1 / 0.9), places=9)
+        self.assertEqual(n - n0, 5)
+        self.assertAlmostEqual(spent - spent0, 5 * math.log(1 / 0.9), places=9)
         self.assertEqual(w, 0)
 
     def test_3_worker_without_the_coordinators_ledger_refuses(self):

@@ -1,8 +1,8 @@
 -- ---- the polymorphic forms, also of the common column types ------------
 -- private_count(x, alpha), gaussian_count(x, rho), private_count_levels_of(x,
--- alpha_1, ...) and private_select(candidate, score, eps [, ...]), their
--- *_state forms, and private_select_merge(state, candidate, eps [, ...]),
--- take any type of x (anyelement) or candidate (anycompatible). Citus's worker_partial_agg compares the aggregate's
+-- alpha_1, ...) and private_select(candidate, score, eps [, ...]), and their
+-- *_state forms, take any type of x (anyelement) or candidate
+-- (anycompatible). Citus's worker_partial_agg compares the aggregate's
 -- declared argument types with the types of the arguments it packs, and a
 -- polymorphic type is never a column's own, so it refuses those forms in its
 -- partial plan (docs/scale.md, "On Citus"). Each form is therefore also
@@ -10,9 +10,11 @@
 -- of one of these types resolves to its own form (an exact match beats a
 -- polymorphic one), an untyped literal to text's (as before), and every
 -- other type still to the polymorphic form (pushed down whole under Citus).
--- private_select's and private_select_merge's final functions return the
--- candidate's type, so they are declared per type too (the *_state forms'
--- return bytea).
+-- private_select's final function returns the candidate's type, so it is
+-- declared per type too (the *_state forms' final functions return bytea).
+-- Not private_select_merge: optdp refuses every *_merge in Citus's partial
+-- plan (release.cpp, refuse_merge_partial), and pushed down the polymorphic
+-- form runs.
 -- Generated from the polymorphic forms; before 70-numeric.sql, which adds
 -- private_select's numeric scores to these as to the others, and
 -- 99-privileges.sql, which covers the new support functions.
@@ -58,15 +60,12 @@ BEGIN
       WHERE d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'optdp')
         AND p.proname IN ('private_count', 'gaussian_count', 'private_count_levels_of', 'private_select',
                           'private_count_state', 'gaussian_count_state', 'private_count_levels_of_state',
-                          'private_select_state', 'private_select_merge')
-        AND (p.proargtypes[0] IN ('anyelement'::regtype, 'anycompatible'::regtype)
-             OR p.proargtypes[1] = 'anycompatible'::regtype)  -- private_select_merge's candidate
+                          'private_select_state')
+        AND p.proargtypes[0] IN ('anyelement'::regtype, 'anycompatible'::regtype)
     LOOP
-      SELECT array_agg(CASE WHEN a.argtypes[i] IN ('anyelement'::regtype, 'anycompatible'::regtype) THEN t
-                            ELSE format_type(a.argtypes[i], NULL) END ORDER BY i),
+      SELECT array_agg(CASE WHEN i = 1 THEN t ELSE format_type(a.argtypes[i], NULL) END ORDER BY i),
              string_agg(format('%I %s', a.proargnames[i],
-                               CASE WHEN a.argtypes[i] IN ('anyelement'::regtype, 'anycompatible'::regtype) THEN t
-                                    ELSE format_type(a.argtypes[i], NULL) END), ', ' ORDER BY i)
+                               CASE WHEN i = 1 THEN t ELSE format_type(a.argtypes[i], NULL) END), ', ' ORDER BY i)
         INTO types, args
         FROM generate_subscripts(a.argtypes, 1) i;
       -- a release and its *_state form share their transition function: made once
