@@ -965,11 +965,12 @@ class Inputs(unittest.TestCase):
 
     def test_polymorphic_forms_resolve_to_one_form(self):
         # private_count(x, alpha), gaussian_count(x, rho), private_count_levels_of
-        # and private_select, their *_state forms and private_select_merge are
-        # declared for the common column types as well as
-        # for any type (extension/postgres/sql/65-types.sql, for Citus): every
-        # type resolves to one form, with the same result (private_select's in
-        # the candidate's own type, a domain's base type), and an untyped literal
+        # and private_select, and their *_state forms, are declared for the
+        # common column types as well as for any type
+        # (extension/postgres/sql/65-types.sql, for Citus): every type resolves
+        # to one form, with the same result (private_select's, and
+        # private_select_merge's of its states, in the candidate's own type, a
+        # domain's base type), and an untyped literal
         # reads as text. "char" and name cast implicitly to text: without forms
         # of their own they were ambiguous ("char") or became text (name).
         SERVER.psql("DROP TABLE IF EXISTS ty; DROP TYPE IF EXISTS ty_mood; DROP DOMAIN IF EXISTS ty_pos; "
