@@ -20,11 +20,11 @@
 -- 99-privileges.sql, which covers the new support functions.
 
 -- optdp_create_aggregate(name, args, trans, initcond, combine, final,
--- finalextra, parallel): CREATE AGGREGATE name(args) over a bytea state with
--- these support functions (initcond and combine may be NULL) and the
--- parallel safety of pg_proc.proparallel ('s', 'r' or 'u') of the aggregate
--- it is generated from; how this part and 70-numeric.sql generate aggregates
--- from others. Only for this script: 70-numeric.sql drops it.
+-- finalextra, parallel): creates the aggregate name(args) over a bytea
+-- state with these support functions (initcond and combine may be NULL) and
+-- the parallel safety of pg_proc.proparallel ('s', 'r' or 'u') of the
+-- aggregate it is generated from; how this part and 70-numeric.sql generate
+-- aggregates from others. Only for this script: 70-numeric.sql drops it.
 CREATE FUNCTION optdp_create_aggregate(name text, args text, trans text, initcond text, combine text, final text,
                                        finalextra bool, parallel "char") RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
