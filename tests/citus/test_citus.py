@@ -12,6 +12,7 @@ this script with OPTDP_CITUS_SO naming a missing file and checks that it
 skips. docs/scale.md, "On Citus", says what these tests establish.
 """
 import json
+import math
 import os
 import re
 import subprocess
@@ -55,18 +56,25 @@ FORMS = SERVER_FORMS + [
     "private_count_levels_of(x, 0.2, 0.5)",
     "private_select(k, x, 1.0)",
 ]
+# The *_state form of each (the exact state of the rows, for a coordinator's
+# *_merge; docs/scale.md, "Across servers"), which is not a release.
+STATE_FORMS = [f.replace("(", "_state(", 1) for f in FORMS]
 N_ROWS = 2000
+STATE_KEY = "c1" * 32
 
 
 def start_cluster(rows=N_ROWS, extra=()):
     """Starts the coordinator and two workers (COORD, WORKERS) and distributes
     t(id, k, x) of `rows` rows by id over 4 shards (2 on each worker)."""
     global COORD, WORKERS
-    COORD = Server(MODULE_DIR, COMMON + list(extra))
+    # one state key on every node: the *_state forms' states are sealed on the coordinator, under the
+    # shards' own key checks (docs/scale.md, "Across servers")
+    COORD = Server(MODULE_DIR, COMMON + list(extra), state_key=STATE_KEY)
     COORD.start()
     # The workers charge the coordinator's ledger (docs/scale.md, "On Citus").
     for _ in range(2):
-        w = Server(MODULE_DIR, COMMON + list(extra) + ["optdp.ledger_conninfo = '%s'" % COORD.conninfo()])
+        w = Server(MODULE_DIR, COMMON + list(extra) + ["optdp.ledger_conninfo = '%s'" % COORD.conninfo()],
+                   state_key=STATE_KEY)
         w.start()
         WORKERS.append(w)
     for s in [COORD] + WORKERS:
@@ -127,7 +135,7 @@ class A_PushedDown(unittest.TestCase):
         self.assertNotIn("worker_partial_agg", plan)
 
     def test_every_form_runs(self):
-        for form in FORMS:
+        for form in FORMS + STATE_FORMS:
             with self.subTest(form=form):
                 rows = SQL.psql("SELECT id, %s FROM t WHERE id <= 20 GROUP BY id ORDER BY id" % form)
                 self.assertEqual([int(r[0]) for r in rows], list(range(1, 21)))
@@ -167,6 +175,8 @@ POLYMORPHIC_FORMS = {"private_count(x, 0.5)": "private_count(double precision,do
                      "private_count_levels_of(x, 0.2, 0.5)":
                          "private_count_levels_of(double precision,double precision,double precision)",
                      "private_select(k, x, 1.0)": "private_select(integer,double precision,double precision)"}
+POLYMORPHIC_FORMS.update({f.replace("(", "_state(", 1): t.replace("(", "_state(", 1)
+                          for f, t in POLYMORPHIC_FORMS.items()})
 # The column types with forms of their own, a value of each, and the type
 # private_select returns for it.
 TYPED = [("bool", "i % 2 = 0"), ("int2", "i"), ("int4", "i"), ("int8", "i"), ("float4", "i"), ("float8", "i"),
@@ -213,6 +223,17 @@ def set_setting(servers, name, value, seen=None):
             time.sleep(0.05)
 
 
+def states_table():
+    """st(id, k, s, sel): each row's private_count_state(x, 0.9) and
+    private_select_state(k, x, 1.0) for ids 1..200 of t, made pushed down,
+    distributed by id."""
+    if SQL.psql("SELECT to_regclass('st') IS NOT NULL")[0][0] == "t":
+        return
+    SQL.psql("CREATE TABLE st (id int, k int, s bytea, sel bytea); SELECT create_distributed_table('st', 'id'); "
+             "INSERT INTO st SELECT id, k, private_count_state(x, 0.9), private_select_state(k, x, 1.0) FROM t "
+             "WHERE id <= 200 GROUP BY id, k")
+
+
 class B_Partial(unittest.TestCase):
     """Not grouped by the distribution column: partial states on the shards
     (worker_partial_agg), combined and finalised on the coordinator
@@ -225,7 +246,7 @@ class B_Partial(unittest.TestCase):
             self.assertIn("worker_partial_agg", plan)
 
     def test_every_form_runs(self):
-        for form in FORMS:
+        for form in FORMS + STATE_FORMS:
             with self.subTest(form=form):
                 self.assertEqual(len(SQL.psql("SELECT %s FROM t" % form)), 1)
                 rows = SQL.psql("SELECT k, %s FROM t GROUP BY k ORDER BY k" % form)
@@ -243,21 +264,27 @@ class B_Partial(unittest.TestCase):
                     self.assertIn("coord_combine_agg('%s'::oid" % oid, plan)
 
     def test_every_typed_column(self):
-        # a column of each type with a form of its own, in both plans; the
-        # candidate comes back in its column's type
+        # a column of each type with a form of its own, in both plans, the
+        # releases and the *_state forms; the candidate comes back in its
+        # column's type
         SQL.psql("CREATE TABLE IF NOT EXISTS ty (id int, %s); SELECT create_distributed_table('ty', 'id'); "
-                   "INSERT INTO ty SELECT i, %s FROM generate_series(1, 40) i;"
-                   % (", ".join("c%d %s" % (n, t) for n, (t, _) in enumerate(TYPED)),
-                      ", ".join(v for _, v in TYPED)))
+                 "INSERT INTO ty SELECT i, %s FROM generate_series(1, 40) i;"
+                 % (", ".join("c%d %s" % (n, t) for n, (t, _) in enumerate(TYPED)), ", ".join(v for _, v in TYPED)))
         own = SQL.psql("SELECT %s FROM ty LIMIT 1" % ", ".join("pg_typeof(c%d)::text" % n for n in range(len(TYPED))))[0]
         for group, groups in (("", 1), (" GROUP BY id % 2", 2), (" GROUP BY id", 40)):
             rows = SQL.psql(" ".join("SELECT private_count(c{0}, 0.5), gaussian_count(c{0}, 0.01), "
-                                     "private_count_levels_of(c{0}, 0.2, 0.5), pg_typeof(private_select(c{0}, id, 1.0)) "
+                                     "private_count_levels_of(c{0}, 0.2, 0.5), pg_typeof(private_select(c{0}, id, 1.0)), "
+                                     "length(private_count_state(c{0}, 0.5)) > 0, "
+                                     "length(gaussian_count_state(c{0}, 0.01)) > 0, "
+                                     "length(private_count_levels_of_state(c{0}, 0.2, 0.5)) > 0, "
+                                     "length(private_select_state(c{0}, id, 1.0)) > 0 "
                                      "FROM ty{1};".format(n, group) for n in range(len(TYPED))))
             self.assertEqual(len(rows), groups * len(TYPED))
             for n, (t, _) in enumerate(TYPED):
                 with self.subTest(type=t, group=group):
-                    self.assertEqual({r[3] for r in rows[n * groups:(n + 1) * groups]}, {own[n]})
+                    mine = rows[n * groups:(n + 1) * groups]
+                    self.assertEqual({r[3] for r in mine}, {own[n]})
+                    self.assertEqual({tuple(r[4:8]) for r in mine}, {("t", "t", "t", "t")})
 
     def test_other_types_stay_polymorphic(self):
         # a type without a form of its own (an array) resolves to the
@@ -267,15 +294,50 @@ class B_Partial(unittest.TestCase):
         # refuses before the scan, with rows or without
         self.assertEqual(len(SQL.psql("SELECT id, private_count(ARRAY[x], 0.5) FROM t WHERE id <= 5 GROUP BY id")),
                          5)
-        for form, fn in (("private_count(ARRAY[x], 0.5)", "private_count"),
-                         ("gaussian_count(ARRAY[x], 0.01)", "gaussian_count"),
-                         ("private_count_levels_of(ARRAY[x], 0.2, 0.5)", "private_count_levels_of"),
-                         ("private_select(ARRAY[k], x, 1.0)", "private_select")):
+        self.assertEqual(len(SQL.psql("SELECT id, private_count_state(ARRAY[x], 0.5) FROM t WHERE id <= 5 "
+                                      "GROUP BY id")), 5)
+        forms = [("private_count(ARRAY[x], 0.5)", "private_count"),
+                 ("gaussian_count(ARRAY[x], 0.01)", "gaussian_count"),
+                 ("private_count_levels_of(ARRAY[x], 0.2, 0.5)", "private_count_levels_of"),
+                 ("private_select(ARRAY[k], x, 1.0)", "private_select")]
+        forms += [(f.replace("(", "_state(", 1), fn + "_state") for f, fn in forms]
+        for form, fn in forms:
             for sql in ("SELECT %s FROM t%s", "SELECT k, %s FROM t%s GROUP BY k"):
                 for where in ("", " WHERE id < 0"):
                     with self.subTest(sql=sql % (form, where)):
                         self.assertEqual(SQL.error_of(sql % (form, where)),
                                          catalogued("citus/polymorphic_partial", fn))
+
+    def test_merges_only_pushed_down(self):
+        # a merge over a distributed table of states: pushed down (grouped by
+        # the distribution column) each group's states are opened on one
+        # shard; the partial plan, which would open a state stored on two
+        # shards twice, is refused before the scan, with rows or without
+        states_table()
+        self.assertEqual(len(SQL.psql("SELECT id, private_count_merge(s, 0.9), private_select_merge(sel, NULL::int, 1.0) "
+                                      "FROM st WHERE id <= 5 GROUP BY id")), 5)
+        for merge, fn in (("private_count_merge(s, 0.9)", "private_count_merge"),
+                          ("private_select_merge(sel, NULL::int, 1.0)", "private_select_merge"),
+                          ("private_select_merge(sel, NULL::int[], 1.0)", "private_select_merge")):
+            for sql in ("SELECT %s FROM st%s", "SELECT k, %s FROM st%s GROUP BY k"):
+                for where in ("", " WHERE id < 0"):
+                    with self.subTest(sql=sql % (merge, where)):
+                        self.assertEqual(SQL.error_of(sql % (merge, where)), catalogued("citus/merge_partial", fn))
+        # on the coordinator, from the states pulled there (a subquery with OFFSET 0)
+        self.assertEqual(len(SQL.psql("SELECT private_count_merge(s, 0.9) FROM (SELECT s FROM st OFFSET 0) a")), 1)
+        # what the refusal guards against: one state stored on two shards
+        # (ids 1 and 2), which the partial plan released as 4,000 rows (run
+        # without the refusal); on the coordinator the second copy is refused
+        SQL.psql("CREATE TABLE IF NOT EXISTS st2 (id int, s bytea); SELECT create_distributed_table('st2', 'id'); "
+                 "INSERT INTO st2 SELECT i, s FROM (SELECT private_count_state(x, 0.001) AS s FROM t OFFSET 0) a, "
+                 "generate_series(1, 2) i")
+        self.assertEqual(len({r[0] for r in SQL.psql("SELECT get_shard_id_for_distribution_column('st2', id) "
+                                                     "FROM st2")}), 2)
+        self.assertEqual(SQL.error_of("SELECT private_count_merge(s, 0.001) FROM st2"),
+                         catalogued("citus/merge_partial", "private_count_merge"))
+        self.assertEqual(SQL.error_of("SELECT private_count_merge(s, 0.001) FROM (SELECT s FROM st2 OFFSET 0) a"),
+                         "private_count_merge: state was already merged in this transaction (a shipped state "
+                         "counts once)")
 
     def test_parameters_read_once_per_execution(self):
         # Citus's wrappers call optdp's functions through a new FmgrInfo per
@@ -313,6 +375,39 @@ class B_Partial(unittest.TestCase):
         self.assertEqual(SQL.error_of("PREPARE r(float8) AS SELECT private_count($1) FROM t; EXECUTE r(1.5);"),
                          SQL.error_of("SELECT private_count(1.5) FROM t"))
 
+    def test_parameters_forgotten_with_their_subtransaction(self):
+        # A statement that fails inside a savepoint never reaches ExecutorEnd,
+        # where the execution's cache of the parameters (citus.cpp) is
+        # forgotten: it goes with its subtransaction. The failing statement
+        # and the next one have the same plan shape (custom plans of one
+        # prepared statement, literals of one length), so the next one's
+        # executor state and Aggrefs often sit where the failed one's did;
+        # with the cache kept, that statement read alpha 0.9 instead of its
+        # own 0.01 (or was refused), in the second round here when tried.
+        failing = ["EXECUTE q(0.90, 2.00)", "SELECT k, private_count(0.90), private_count(2.00) FROM t GROUP BY k"]
+        good = ["EXECUTE q(0.01, 0.50)", "SELECT k, private_count(0.01), private_count(0.50) FROM t GROUP BY k"]
+        run = SQL.run
+        self.assertEqual(run("PREPARE q(float8, float8) AS SELECT k, private_count($1), private_count($2) FROM t "
+                             "GROUP BY k")[0], "ok")
+        try:
+            self.assertEqual(run("BEGIN")[0], "ok")
+            narrow = []
+            for _ in range(4):
+                for bad, ok in zip(failing, good):
+                    self.assertEqual(run("SAVEPOINT s")[0], "ok")
+                    self.assertEqual(run(bad)[2], "private_count: alpha must be in (0, 1), but is 2")
+                    self.assertEqual(run("ROLLBACK TO SAVEPOINT s")[0], "ok")
+                    got = run(ok)
+                    self.assertEqual(got[0], "ok", got)
+                    self.assertEqual(len(got[1]), 10)
+                    narrow += [int(r[1]) - 200 for r in got[1]]
+            # alpha 0.01: |noise| >= 1 with probability 0.0198, >= 4 with 2e-8 (alpha 0.9: 0.95, 0.69)
+            self.assertLessEqual(max(abs(v) for v in narrow), 3, narrow)
+            self.assertLessEqual(sum(1 for v in narrow if v != 0), 12, narrow)
+        finally:
+            run("ROLLBACK")
+            run("DEALLOCATE q")
+
     def test_messages_name_the_aggregate(self):
         # the same refusal as on one server, before any row, with rows or without
         for where in ("", " WHERE id < 0"):
@@ -320,6 +415,31 @@ class B_Partial(unittest.TestCase):
                              "private_count: alpha must be in (0, 1), but is 2")
             self.assertEqual(SQL.error_of("SELECT k, staircase_sum(x, 1.0, 5, 0) FROM t%s GROUP BY k" % where),
                              SQL.error_of("SELECT staircase_sum(x, 1.0, 5, 0) FROM (VALUES (1.0::float8)) v(x)"))
+
+    def test_states_hold_the_exact_rows(self):
+        # the shards' states of the *_state forms, in both plans, merged on
+        # the coordinator (OFFSET 0: from the states pulled there): the exact
+        # count of the rows (alpha 0.001: the noise is 0 with probability
+        # 0.998, |noise| >= 3 with 2e-9)
+        for state, merge in (("private_count_state(0.001)", "private_count_merge(s, 0.001)"),
+                             ("private_count_state(x, 0.001)", "private_count_merge(s, 0.001)"),
+                             ("private_count_levels_of_state(x, 0.001)", "(private_count_levels_merge(s, 0.001))[1]")):
+            for by in ("k", "id"):  # partial, pushed down
+                with self.subTest(state=state, by=by):
+                    got = int(SQL.psql("SELECT %s FROM (SELECT %s, %s AS s FROM t GROUP BY %s OFFSET 0) a"
+                                       % (merge, by, state, by))[0][0])
+                    self.assertLessEqual(abs(got - N_ROWS), 2)
+
+    def test_law_of_merged_partial_states(self):
+        # 1000 groups of two rows, each group's state from the partial plan
+        # merged once on the coordinator: the law of private_count(0.5)
+        rows = SQL.psql("SELECT private_count_merge(s, 0.5) FROM (SELECT id % 1000 AS g, private_count_state(0.5) AS s "
+                        "FROM t GROUP BY 1) a GROUP BY g")
+        self.assertEqual(len(rows), 1000)
+        p = geometric_p([int(r[0]) for r in rows], 0.5, 2)
+        print("[citus] merged partial private_count_state(0.5) over 1000 groups: chi-square p = %.3g" % p,
+              file=sys.stderr)
+        self.assertGreater(p, P_MIN)
 
     def test_two_calls_keep_their_parameters(self):
         # private_count(0.9) has variance 2a/(1-a)^2 = 180, private_count(0.01) 0.0002:
@@ -522,6 +642,24 @@ class D_Budget(unittest.TestCase):
         self.assertAlmostEqual(spent - spent0, 21 * LN2, places=9)
         self.assertEqual(w, 0)
 
+    def test_2_states_charge_nothing_merges_once(self):
+        # a *_state form releases nothing: no charge in either plan; a merge
+        # of states in a distributed table, pushed down, is one release per
+        # group, charged on the coordinator's ledger (alpha 0.9: epsilon
+        # ln(1/0.9), so that the budget's later tests keep their margins)
+        states_table()
+        n0, spent0, _ = ledger()
+        for sql in ("SELECT %s FROM t", "SELECT k, %s FROM t GROUP BY k", "SELECT id, %s FROM t WHERE id <= 5 GROUP BY id"):
+            for form in ("private_count_state(0.5)", "private_count_state(x, 0.5)", "private_select_state(k, x, 1.0)"):
+                self.assertGreater(len(SQL.psql(sql % form)), 0)
+        self.assertEqual(ledger(), (n0, spent0, 0))
+        self.assertEqual(len(SQL.psql("SELECT id, private_count_merge(s, 0.9) FROM st WHERE id <= 5 GROUP BY id")), 5)
+        self.assertIsNotNone(SQL.error_of("SELECT private_count_merge(s, 0.9) FROM st"))  # refused, uncharged
+        n, spent, w = ledger()
+        self.assertEqual(n - n0, 5)
+        self.assertAlmostEqual(spent - spent0, 5 * math.log(1 / 0.9), places=9)
+        self.assertEqual(w, 0)
+
     def test_3_worker_without_the_coordinators_ledger_refuses(self):
         def set_conninfo(workers, value):
             set_setting(workers, "optdp.ledger_conninfo", value, COORD.conninfo() if value is None else value)
@@ -536,6 +674,11 @@ class D_Budget(unittest.TestCase):
             errors = [SQL.error_of(sql % cond) for cond in ("id <= 20", "id < 0")]
             self.assertEqual(errors[0], errors[1])
             self.assertEqual(errors[0], catalogued("citus/worker_without_ledger", "private_count"))
+            # a merge pushed down is a release too; a *_state form is none, and runs
+            for cond in ("id <= 20", "id < 0"):
+                self.assertEqual(SQL.error_of("SELECT id, private_count_merge(s, 0.9) FROM st WHERE %s GROUP BY id"
+                                              % cond), catalogued("citus/worker_without_ledger", "private_count_merge"))
+            self.assertEqual(len(SQL.psql("SELECT id, private_count_state(0.5) FROM t WHERE id <= 5 GROUP BY id")), 5)
             self.assertEqual(ledger(), (n0, spent0, 0))
             # the partial plan releases on the coordinator: charged there
             SQL.psql("SELECT private_count(0.5) FROM t")

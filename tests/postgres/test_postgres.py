@@ -965,10 +965,12 @@ class Inputs(unittest.TestCase):
 
     def test_polymorphic_forms_resolve_to_one_form(self):
         # private_count(x, alpha), gaussian_count(x, rho), private_count_levels_of
-        # and private_select are declared for the common column types as well as
-        # for any type (extension/postgres/sql/65-types.sql, for Citus): every
-        # type resolves to one form, with the same result (private_select's in
-        # the candidate's own type, a domain's base type), and an untyped literal
+        # and private_select, and their *_state forms, are declared for the
+        # common column types as well as for any type
+        # (extension/postgres/sql/65-types.sql, for Citus): every type resolves
+        # to one form, with the same result (private_select's, and
+        # private_select_merge's of its states, in the candidate's own type, a
+        # domain's base type), and an untyped literal
         # reads as text. "char" and name cast implicitly to text: without forms
         # of their own they were ambiguous ("char") or became text (name).
         SERVER.psql("DROP TABLE IF EXISTS ty; DROP TYPE IF EXISTS ty_mood; DROP DOMAIN IF EXISTS ty_pos; "
@@ -981,17 +983,27 @@ class Inputs(unittest.TestCase):
                     "g::text::name AS c_name, ('x' || g)::\"char\" AS c_char, g * interval '1 s' AS c_interval, ARRAY[g] AS c_array, "
                     "(ARRAY['sad', 'ok'])[g % 2 + 1]::ty_mood AS c_enum, g::ty_pos AS c_domain, "
                     "('{\"a\": ' || g || '}')::jsonb AS c_jsonb, g::oid AS c_oid FROM generate_series(1, 20) g")
-        columns = [r[0] for r in SERVER.psql("SELECT attname FROM pg_attribute WHERE attrelid = 'ty'::regclass "
-                                              "AND attname LIKE 'c\\_%' ORDER BY attnum")]
+        typed = SERVER.psql("SELECT attname, format_type(atttypid, NULL) FROM pg_attribute "
+                            "WHERE attrelid = 'ty'::regclass AND attname LIKE 'c\\_%' ORDER BY attnum")
+        columns = [r[0] for r in typed]
         self.assertEqual(len(columns), 22)
-        for c in columns:
+        for c, typ in typed:
             with self.subTest(column=c):
                 rows = SERVER.psql("SELECT private_count({0}, 0.5) IS NOT NULL, gaussian_count({0}, 0.01) IS NOT NULL, "
                                    "cardinality(private_count_levels_of({0}, 0.2, 0.5)), "
                                    "pg_typeof(private_select({0}, g, 1.0))::text = "
-                                   "(SELECT pg_typeof({1})::text FROM ty LIMIT 1) FROM ty"
+                                   "(SELECT pg_typeof({1})::text FROM ty LIMIT 1), "
+                                   "length(private_count_state({0}, 0.5)) > 0, length(gaussian_count_state({0}, 0.01)) > 0, "
+                                   "length(private_count_levels_of_state({0}, 0.2, 0.5)) > 0, "
+                                   "length(private_select_state({0}, g, 1.0)) > 0 FROM ty"
                                    .format(c, c + "::int" if c == "c_domain" else c))  # a domain's base type
-                self.assertEqual(rows, [["t", "t", "2", "t"]])
+                self.assertEqual(rows, [["t", "t", "2", "t", "t", "t", "t", "t"]])
+                # private_select_merge of the states, in the candidate's own type (named by NULL::type)
+                rows = SERVER.psql("SELECT pg_typeof(private_select_merge(s, NULL::{1}, 1.0))::text = "
+                                   "(SELECT pg_typeof({0})::text FROM ty LIMIT 1) "
+                                   "FROM (SELECT private_select_state({0}, g, 1.0) AS s FROM ty) a"
+                                   .format(c + "::int" if c == "c_domain" else c, "int" if c == "c_domain" else typ))
+                self.assertEqual(rows, [["t"]])
         for literal, typ in (("'a'", "text"), ("NULL", "text"), ("1", "integer"), ("1.5", "numeric")):
             with self.subTest(literal=literal):
                 self.assertEqual(SERVER.psql("SELECT private_count(%s, 0.5) IS NOT NULL, pg_typeof(private_select(%s, 1, "

@@ -9,7 +9,8 @@
 -- and is clamped like any other value (optdp_pg.cpp, numeric_input). An
 -- integer column still resolves to the float8 form (float8 is the preferred
 -- numeric type). Generated from the float8 forms, after every part that
--- creates them; 99-privileges.sql covers the new functions.
+-- creates them (with 65-types.sql's optdp_create_aggregate, dropped at the
+-- end: no other part uses it); 99-privileges.sql covers the new functions.
 DO $$
 DECLARE
   a record;
@@ -17,10 +18,10 @@ DECLARE
   types text[];   -- the aggregate's argument types, the value's as numeric
   args text;      -- the same with the argument names
   trans text;
-  opts text;
 BEGIN
   FOR a IN
-    SELECT p.proname, string_to_array(p.proargtypes::text, ' ')::oid[] AS argtypes, p.proargnames, tp.proname AS transname,
+    SELECT p.proname, string_to_array(p.proargtypes::text, ' ')::oid[] AS argtypes, p.proargnames, p.proparallel,
+           tp.proname AS transname,
            fp.proname AS finalname, fp.prorettype::regtype::text AS finalret, g.aggfinalextra,
            cp.proname AS combinename, g.agginitval
     FROM pg_aggregate g
@@ -49,17 +50,8 @@ BEGIN
       EXECUTE format('CREATE OR REPLACE FUNCTION %I(bytea, %s) RETURNS %s AS %L, %L LANGUAGE C VOLATILE PARALLEL SAFE',
                      a.finalname, array_to_string(types, ', '), a.finalret, 'MODULE_PATHNAME', a.finalname);
     END IF;
-    opts := format('SFUNC = %I, STYPE = bytea', trans);
-    IF a.agginitval IS NOT NULL THEN
-      opts := opts || format(', INITCOND = %L', a.agginitval);
-    END IF;
-    IF a.combinename IS NOT NULL THEN
-      opts := opts || format(', COMBINEFUNC = %I', a.combinename);
-    END IF;
-    opts := opts || format(', FINALFUNC = %I', a.finalname);
-    IF a.aggfinalextra THEN
-      opts := opts || ', FINALFUNC_EXTRA';
-    END IF;
-    EXECUTE format('CREATE AGGREGATE %I(%s) (%s, PARALLEL = SAFE)', a.proname, args, opts);
+    PERFORM optdp_create_aggregate(a.proname, args, trans, a.agginitval, a.combinename, a.finalname,
+                                   a.aggfinalextra, a.proparallel);
   END LOOP;
 END $$;
+DROP FUNCTION optdp_create_aggregate(text, text, text, text, text, text, bool, "char");
