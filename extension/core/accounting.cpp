@@ -1,10 +1,14 @@
 #include "core/accounting.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <optional>
+#include <type_traits>
 #include <stdexcept>
 #include <string>
 
@@ -184,6 +188,8 @@ constexpr double kPldMaxSpan = 1 << 23;
 constexpr double kPldMaxWork = 1 << 27;
 constexpr double kPldMaxGaussianPoints = 1 << 20;
 
+std::atomic<std::uint64_t> g_curve_evaluations{0};
+
 void pld_account(const Summary& s, const Budget& b, Accounting& a) {
   if (s.pures.size() + s.approximates.size() + s.gaussian_groups.size() > kPldMaxGroups) return;
   // The grid's span: each group's binomial bulk (within ~9 standard deviations
@@ -204,6 +210,7 @@ void pld_account(const Summary& s, const Budget& b, Accounting& a) {
   }
   if (!(span <= kPldMaxSpan)) return;
   try {
+    g_curve_evaluations.fetch_add(1, std::memory_order_relaxed);
     std::optional<pld::Pld> p;  // the first group as it is: composing with the identity would copy it
     // Each step's work is known from the operands' sizes (public: they
     // depend on the history's parameters only); past kPldMaxWork the PLD is
@@ -241,7 +248,13 @@ void pld_account(const Summary& s, const Budget& b, Accounting& a) {
   }
 }
 
-Accounting evaluate(const Summary& in, const Budget& b, bool always_pld = false) {
+// Whether evaluate would read the privacy curve: neither basic composition
+// nor zCDP fits, the budget has a delta, every Gaussian entry has its shift.
+bool needs_curve(const Summary& s, const Budget& b, const Accounting& a) {
+  return !a.basic_fits && !a.zcdp_fits && b.delta > 0 && s.n_gaussian_unshifted == 0;
+}
+
+Accounting evaluate(const Summary& in, const Budget& b, bool always_pld = false, bool curve = true) {
   check_positive(b.eps, "eps");
   check(b.delta >= 0 && b.delta < 1, "delta", "in [0, 1)", b.delta);
   const Summary& s = in;
@@ -278,12 +291,191 @@ Accounting evaluate(const Summary& in, const Budget& b, bool always_pld = false)
     a.zcdp_delta = 1;
   }
   a.zcdp_fits = a.zcdp_delta <= b.delta;
-  if ((always_pld || (!a.basic_fits && !a.zcdp_fits)) && b.delta > 0 && s.n_gaussian_unshifted == 0)
+  if (curve && (always_pld || (!a.basic_fits && !a.zcdp_fits)) && b.delta > 0 && s.n_gaussian_unshifted == 0)
     pld_account(s, b, a);
   return a;
 }
 
+// The cache of account_charge (docs/accounting.md, "Charges decided by the
+// curve"). Its key is exact: the budget, extra's group (kind and parameters)
+// and every other group of the history with its count, as 64-bit words
+// (doubles by their bits); a history of more groups than the curve evaluates
+// is not cached. Fixed-size storage, trivially destructible (no destructor
+// runs at exit, which PostgreSQL's backends require), behind a mutex (SQLite
+// connections may be used from several threads).
+constexpr std::size_t kCurveKeyWords = 8 + 4 * (kPldMaxGroups + 1);
+constexpr std::size_t kCurveSlots = 16;
+constexpr std::uint64_t kNone = ~std::uint64_t{0};
+
+struct CurveKey {
+  std::size_t words = 0;
+  std::uint64_t w[kCurveKeyWords];
+  bool push(std::uint64_t x) {
+    if (words == kCurveKeyWords) return false;
+    w[words++] = x;
+    return true;
+  }
+  bool push(double x) {
+    std::uint64_t u;
+    std::memcpy(&u, &x, sizeof u);
+    return push(u);
+  }
+  bool operator==(const CurveKey& o) const { return words == o.words && std::memcmp(w, o.w, words * sizeof w[0]) == 0; }
+};
+
+struct CurveSlot {
+  std::uint64_t stamp;     // 0: empty; otherwise the last use (least recently used goes first)
+  std::uint64_t n_fit;     // the largest count of extra's group shown to fit (0: none)
+  std::uint64_t n_fail;    // the smallest count evaluated not to fit (kNone: none)
+  double delta_fit;        // the curve's bound at n_fit
+  double delta_fail;       // and at n_fail
+  CurveKey key;
+};
+
+struct CurveCache {
+  std::mutex lock;
+  std::uint64_t clock;
+  CurveSlot slot[kCurveSlots];
+};
+static_assert(std::is_trivially_destructible_v<CurveCache>, "no destructor may run at a PostgreSQL backend's exit");
+CurveCache g_curve_cache;
+
+// The key of `h` (extra's group included, at any count: it is left out) for
+// extra and the budget; false when the history is too large to cache.
+bool curve_key(const History& h, const Entry& extra, const Budget& b, CurveKey& k) {
+  const int kind = static_cast<int>(extra.kind);
+  bool ok = k.push(b.eps) && k.push(b.delta) && k.push(static_cast<std::uint64_t>(kind));
+  switch (extra.kind) {
+    case Entry::Kind::pure: ok = ok && k.push(extra.eps) && k.push(std::uint64_t{0}); break;
+    case Entry::Kind::approximate: ok = ok && k.push(extra.eps) && k.push(extra.delta); break;
+    case Entry::Kind::gaussian: ok = ok && k.push(extra.rho) && k.push(static_cast<std::uint64_t>(extra.shift)); break;
+  }
+  for (const auto& [e, n] : h.pures)
+    if (!(extra.kind == Entry::Kind::pure && e == extra.eps)) ok = ok && k.push(std::uint64_t{0}) && k.push(e) && k.push(n);
+  for (const auto& [ed, n] : h.approximates)
+    if (!(extra.kind == Entry::Kind::approximate && ed.first == extra.eps && ed.second == extra.delta))
+      ok = ok && k.push(std::uint64_t{1}) && k.push(ed.first) && k.push(ed.second) && k.push(n);
+  for (const auto& [rs, n] : h.gaussians)
+    if (!(extra.kind == Entry::Kind::gaussian && rs.first == extra.rho && rs.second == extra.shift))
+      ok = ok && k.push(std::uint64_t{2}) && k.push(rs.first) && k.push(static_cast<std::uint64_t>(rs.second)) && k.push(n);
+  return ok;
+}
+
+// The slot holding `key`, or nullptr; with the lock held.
+CurveSlot* find_slot(const CurveKey& key) {
+  for (CurveSlot& s : g_curve_cache.slot)
+    if (s.stamp != 0 && s.key == key) return &s;
+  return nullptr;
+}
+
+// What the cache knows of `key`: (n_fit, n_fail, delta_fit).
+struct CurveKnown {
+  std::uint64_t n_fit = 0, n_fail = kNone;
+  double delta_fit = 1, delta_fail = 1;
+};
+
+CurveKnown curve_lookup(const CurveKey& key) {
+  std::lock_guard<std::mutex> guard(g_curve_cache.lock);
+  CurveKnown k;
+  if (CurveSlot* s = find_slot(key)) {
+    s->stamp = ++g_curve_cache.clock;
+    k.n_fit = s->n_fit;
+    k.n_fail = s->n_fail;
+    k.delta_fit = s->delta_fit;
+    k.delta_fail = s->delta_fail;
+  }
+  return k;
+}
+
+// Records that the history with `n` releases in extra's group fits (bound
+// `delta`) or not.
+void curve_record(const CurveKey& key, std::uint64_t n, bool fits, double delta) {
+  std::lock_guard<std::mutex> guard(g_curve_cache.lock);
+  CurveSlot* s = find_slot(key);
+  if (!s) {
+    s = &g_curve_cache.slot[0];
+    for (CurveSlot& c : g_curve_cache.slot)
+      if (c.stamp < s->stamp) s = &c;
+    s->n_fit = 0;
+    s->n_fail = kNone;
+    s->delta_fit = 1;
+    s->delta_fail = 1;
+    s->key = key;
+  }
+  s->stamp = ++g_curve_cache.clock;
+  if (fits && n > s->n_fit) {
+    s->n_fit = n;
+    s->delta_fit = delta;
+  }
+  if (!fits && n < s->n_fail) {
+    s->n_fail = n;
+    s->delta_fail = delta;
+  }
+}
+
 }  // namespace
+
+std::uint64_t curve_evaluations() { return g_curve_evaluations.load(std::memory_order_relaxed); }
+
+void clear_curve_cache() {
+  std::lock_guard<std::mutex> guard(g_curve_cache.lock);
+  for (CurveSlot& s : g_curve_cache.slot) s.stamp = 0;
+}
+
+Accounting account_charge(const History& history, const Entry& extra, std::uint64_t count, const Budget& budget) {
+  History h = history;
+  h.add(extra, count);
+  const Summary s(h);
+  Accounting a = evaluate(s, budget, false, false);
+  if (count == 0) return evaluate(s, budget);
+  if (!needs_curve(s, budget, a)) return a;
+  CurveKey key;
+  if (!curve_key(h, extra, budget, key)) {
+    pld_account(s, budget, a);
+    return a;
+  }
+  std::uint64_t k = 0;  // the count of extra's group in h
+  switch (extra.kind) {
+    case Entry::Kind::pure: k = h.pures.at(extra.eps); break;
+    case Entry::Kind::approximate: k = h.approximates.at({extra.eps, extra.delta}); break;
+    case Entry::Kind::gaussian: k = h.gaussians.at({extra.rho, extra.shift}); break;
+  }
+  const CurveKnown known = curve_lookup(key);
+  auto fit_by = [&](double delta) {
+    a.pld_evaluated = true;
+    a.pld_fits = true;
+    a.pld_delta = delta;
+    return a;
+  };
+  // Shown to fit with at least k releases in the group: so does this history.
+  if (k <= known.n_fit) return fit_by(known.delta_fit);
+  // This very history was evaluated and did not fit (a refusal asked again).
+  if (k == known.n_fail) {
+    a.pld_evaluated = true;
+    a.pld_fits = false;
+    a.pld_delta = known.delta_fail;
+    return a;
+  }
+  // Look ahead: k + step releases (an eighth more, at most half way to the
+  // smallest count known not to fit). If they fit, so does this history, and
+  // the next charges of this kind are decided by the cache.
+  std::uint64_t step = std::max<std::uint64_t>(1, k / 8);
+  if (known.n_fail <= k) step = 0;
+  else step = std::min(step, (known.n_fail - k) / 2);
+  if (step > 0 && history.entries + count + step <= (std::uint64_t{1} << 62)) {
+    History g = h;
+    g.add(extra, step);
+    const Summary sg(g);
+    Accounting ag = evaluate(sg, budget, false, false);
+    if (needs_curve(sg, budget, ag)) pld_account(sg, budget, ag);
+    curve_record(key, k + step, ag.pld_fits, ag.pld_delta);
+    if (ag.pld_fits) return fit_by(ag.pld_delta);
+  }
+  // This history itself, as account evaluates it.
+  pld_account(s, budget, a);
+  if (a.pld_evaluated) curve_record(key, k, a.pld_fits, a.pld_delta);
+  return a;
+}
 
 void History::add(const Entry& e, std::uint64_t count) {
   if (count == 0) return;
@@ -366,7 +558,7 @@ std::uint64_t further_releases(const std::vector<Entry>& history, const Entry& e
 
 std::uint64_t further_releases(const History& history, const Entry& extra, const Budget& budget,
                                std::uint64_t max_count) {
-  auto fits = [&](std::uint64_t n) { return account(history, extra, n, budget).fits(); };
+  auto fits = [&](std::uint64_t n) { return account_charge(history, extra, n, budget).fits(); };
   if (max_count == 0 || !fits(1)) return 0;
   // fits(n) is monotone: each entry only adds eps, delta or rho, and in the
   // basic accounting shrinks the other Gaussians' delta shares.
