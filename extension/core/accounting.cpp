@@ -305,7 +305,6 @@ Accounting evaluate(const Summary& in, const Budget& b, bool always_pld = false,
 // connections may be used from several threads).
 constexpr std::size_t kCurveKeyWords = 8 + 4 * (kPldMaxGroups + 1);
 constexpr std::size_t kCurveSlots = 16;
-constexpr std::uint64_t kNone = ~std::uint64_t{0};
 
 struct CurveKey {
   std::size_t words = 0;
@@ -323,12 +322,21 @@ struct CurveKey {
   bool operator==(const CurveKey& o) const { return words == o.words && std::memcmp(w, o.w, words * sizeof w[0]) == 0; }
 };
 
+// One evaluated history: m releases in extra's group, whether the curve's
+// bound fits, and the bound.
+struct CurveResult {
+  std::uint64_t m;
+  bool fits;
+  double delta;
+  bool evaluated;  // false: the curve was skipped for this history (too large); never cached
+};
+constexpr std::size_t kCurveResults = 64;
+
 struct CurveSlot {
-  std::uint64_t stamp;     // 0: empty; otherwise the last use (least recently used goes first)
-  std::uint64_t n_fit;     // the largest count of extra's group shown to fit (0: none)
-  std::uint64_t n_fail;    // the smallest count evaluated not to fit (kNone: none)
-  double delta_fit;        // the curve's bound at n_fit
-  double delta_fail;       // and at n_fail
+  std::uint64_t stamp;  // 0: empty; otherwise the last use (least recently used goes first)
+  std::size_t next;     // where the next result goes (a ring: the oldest is replaced)
+  std::size_t n;        // results held
+  CurveResult result[kCurveResults];
   CurveKey key;
 };
 
@@ -368,49 +376,32 @@ CurveSlot* find_slot(const CurveKey& key) {
   return nullptr;
 }
 
-// What the cache knows of `key`: (n_fit, n_fail, delta_fit).
-struct CurveKnown {
-  std::uint64_t n_fit = 0, n_fail = kNone;
-  double delta_fit = 1, delta_fail = 1;
-};
-
-CurveKnown curve_lookup(const CurveKey& key) {
+// The cached result for `key` at m releases, if any.
+std::optional<CurveResult> curve_lookup(const CurveKey& key, std::uint64_t m) {
   std::lock_guard<std::mutex> guard(g_curve_cache.lock);
-  CurveKnown k;
-  if (CurveSlot* s = find_slot(key)) {
-    s->stamp = ++g_curve_cache.clock;
-    k.n_fit = s->n_fit;
-    k.n_fail = s->n_fail;
-    k.delta_fit = s->delta_fit;
-    k.delta_fail = s->delta_fail;
-  }
-  return k;
+  CurveSlot* s = find_slot(key);
+  if (!s) return std::nullopt;
+  s->stamp = ++g_curve_cache.clock;
+  for (std::size_t i = 0; i < s->n; ++i)
+    if (s->result[i].m == m) return s->result[i];
+  return std::nullopt;
 }
 
-// Records that the history with `n` releases in extra's group fits (bound
-// `delta`) or not.
-void curve_record(const CurveKey& key, std::uint64_t n, bool fits, double delta) {
+void curve_record(const CurveKey& key, const CurveResult& r) {
   std::lock_guard<std::mutex> guard(g_curve_cache.lock);
   CurveSlot* s = find_slot(key);
   if (!s) {
     s = &g_curve_cache.slot[0];
     for (CurveSlot& c : g_curve_cache.slot)
       if (c.stamp < s->stamp) s = &c;
-    s->n_fit = 0;
-    s->n_fail = kNone;
-    s->delta_fit = 1;
-    s->delta_fail = 1;
+    s->next = 0;
+    s->n = 0;
     s->key = key;
   }
   s->stamp = ++g_curve_cache.clock;
-  if (fits && n > s->n_fit) {
-    s->n_fit = n;
-    s->delta_fit = delta;
-  }
-  if (!fits && n < s->n_fail) {
-    s->n_fail = n;
-    s->delta_fail = delta;
-  }
+  s->result[s->next] = r;
+  s->next = (s->next + 1) % kCurveResults;
+  s->n = std::min(s->n + 1, kCurveResults);
 }
 
 }  // namespace
@@ -426,8 +417,8 @@ Accounting account_charge(const History& history, const Entry& extra, std::uint6
   History h = history;
   h.add(extra, count);
   const Summary s(h);
-  Accounting a = evaluate(s, budget, false, false);
   if (count == 0) return evaluate(s, budget);
+  Accounting a = evaluate(s, budget, false, false);
   if (!needs_curve(s, budget, a)) return a;
   CurveKey key;
   if (!curve_key(h, extra, budget, key)) {
@@ -440,40 +431,47 @@ Accounting account_charge(const History& history, const Entry& extra, std::uint6
     case Entry::Kind::approximate: k = h.approximates.at({extra.eps, extra.delta}); break;
     case Entry::Kind::gaussian: k = h.gaussians.at({extra.rho, extra.shift}); break;
   }
-  const CurveKnown known = curve_lookup(key);
-  auto fit_by = [&](double delta) {
-    a.pld_evaluated = true;
-    a.pld_fits = true;
-    a.pld_delta = delta;
-    return a;
+  // The curve's bound of h with m releases in extra's group, from the cache
+  // or evaluated (and kept).
+  auto result = [&](std::uint64_t m) {
+    if (const auto r = curve_lookup(key, m)) return *r;
+    Accounting am;
+    if (m == k) {
+      pld_account(s, budget, a);
+      am = a;
+    } else {
+      History g = h;
+      g.add(extra, m - k);
+      const Summary sg(g);
+      am = evaluate(sg, budget, false, false);
+      if (needs_curve(sg, budget, am)) pld_account(sg, budget, am);
+    }
+    const CurveResult r{m, am.pld_evaluated && am.pld_fits, am.pld_evaluated ? am.pld_delta : 1.0, am.pld_evaluated};
+    if (am.pld_evaluated) curve_record(key, r);
+    return r;
   };
-  // Shown to fit with at least k releases in the group: so does this history.
-  if (k <= known.n_fit) return fit_by(known.delta_fit);
-  // This very history was evaluated and did not fit (a refusal asked again).
-  if (k == known.n_fail) {
-    a.pld_evaluated = true;
-    a.pld_fits = false;
-    a.pld_delta = known.delta_fail;
-    return a;
+  // h fits by the curve if h with m_j = k rounded up to a multiple of 2^j
+  // releases in the group fits, for some j from J (2^J <= k/8) down to 0
+  // (m_0 = k: h itself): a function of h alone, whatever the cache holds.
+  // The coarse levels' m_j stay the same over runs of 2^j charges, so their
+  // results are found in the cache.
+  int J = 0;
+  while (J < 40 && (std::uint64_t{8} << (J + 1)) <= k) ++J;
+  std::uint64_t last = 0;
+  for (int j = J; j >= 0; --j) {
+    const std::uint64_t unit = std::uint64_t{1} << j;
+    const std::uint64_t m = (k + unit - 1) / unit * unit;
+    if (m == last) continue;
+    last = m;
+    if (m - k > (std::uint64_t{1} << 62) - h.entries) continue;
+    const CurveResult r = result(m);
+    if (r.fits || m == k) {
+      a.pld_evaluated = r.evaluated;
+      a.pld_fits = r.fits;
+      a.pld_delta = r.delta;
+      return a;
+    }
   }
-  // Look ahead: k + step releases (an eighth more, at most half way to the
-  // smallest count known not to fit). If they fit, so does this history, and
-  // the next charges of this kind are decided by the cache.
-  std::uint64_t step = std::max<std::uint64_t>(1, k / 8);
-  if (known.n_fail <= k) step = 0;
-  else step = std::min(step, (known.n_fail - k) / 2);
-  if (step > 0 && history.entries + count + step <= (std::uint64_t{1} << 62)) {
-    History g = h;
-    g.add(extra, step);
-    const Summary sg(g);
-    Accounting ag = evaluate(sg, budget, false, false);
-    if (needs_curve(sg, budget, ag)) pld_account(sg, budget, ag);
-    curve_record(key, k + step, ag.pld_fits, ag.pld_delta);
-    if (ag.pld_fits) return fit_by(ag.pld_delta);
-  }
-  // This history itself, as account evaluates it.
-  pld_account(s, budget, a);
-  if (a.pld_evaluated) curve_record(key, k, a.pld_fits, a.pld_delta);
   return a;
 }
 

@@ -130,4 +130,29 @@ TEST(CurveCache, FewEvaluationsForARunOfCharges) {
   EXPECT_EQ(optdp::zcdp::curve_evaluations() - before, 0u);
 }
 
+TEST(CurveCache, DecisionsDoNotDependOnWhatTheCacheHolds) {
+  // The decision is a function of the history: charged in a run (the cache
+  // warm with the run's earlier bounds) and each decided again on an empty
+  // cache, the same decision and the same bound, at every count the curve
+  // decides (pure releases at eps 0.02 on (1, 1e-6): 128 to 140 or so).
+  optdp::zcdp::clear_curve_cache();
+  const Budget b{1, 1e-6};
+  const Entry e = Entry::pure(0.02);
+  History h;
+  std::vector<std::pair<History, Accounting>> seen;
+  for (;;) {
+    const Accounting a = optdp::zcdp::account_charge(h, e, 1, b);
+    if (!a.basic_fits && !a.zcdp_fits) seen.push_back({h, a});
+    if (!a.fits()) break;
+    h.add(e);
+  }
+  ASSERT_GT(seen.size(), 5u);
+  for (const auto& [past, warm] : seen) {
+    optdp::zcdp::clear_curve_cache();
+    const Accounting cold = optdp::zcdp::account_charge(past, e, 1, b);
+    EXPECT_EQ(cold.pld_fits, warm.pld_fits) << past.entries;
+    EXPECT_EQ(cold.pld_delta, warm.pld_delta) << past.entries;
+  }
+}
+
 }  // namespace
