@@ -51,6 +51,19 @@ void account_mixed_history(benchmark::State& state) {
 }
 BENCHMARK(account_mixed_history)->Name("AccountMixedHistory")->Arg(1000)->Unit(benchmark::kMillisecond);
 
+void account_gaussian_history(benchmark::State& state) {
+  using optdp::zcdp::Entry;
+  optdp::zcdp::History h;
+  const double rho = 1 / (2 * 200.0 * 200.0);
+  h.add(Entry::gaussian(rho, 1), static_cast<std::uint64_t>(state.range(0)));
+  for (auto _ : state) {
+    const auto a = optdp::zcdp::account(h, Entry::gaussian(rho, 1), 1, {1.0, 1e-6});
+    benchmark::DoNotOptimize(a.pld_delta);
+    if (!a.pld_evaluated) state.SkipWithError("the PLD was not evaluated");
+  }
+}
+BENCHMARK(account_gaussian_history)->Name("AccountGaussianHistory")->Arg(2235)->Unit(benchmark::kMillisecond);
+
 void accountant_add_gaussian(benchmark::State& state) {
   const optdp::pld::Pld one = optdp::pld::Pld::discrete_gaussian(40000, 1, 80000);
   const optdp::pld::Pld kept = one.self_compose(static_cast<std::uint64_t>(state.range(0)));

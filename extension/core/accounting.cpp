@@ -1,10 +1,14 @@
 #include "core/accounting.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <optional>
+#include <type_traits>
 #include <stdexcept>
 #include <string>
 
@@ -184,6 +188,8 @@ constexpr double kPldMaxSpan = 1 << 23;
 constexpr double kPldMaxWork = 1 << 27;
 constexpr double kPldMaxGaussianPoints = 1 << 20;
 
+std::atomic<std::uint64_t> g_curve_evaluations{0};
+
 void pld_account(const Summary& s, const Budget& b, Accounting& a) {
   if (s.pures.size() + s.approximates.size() + s.gaussian_groups.size() > kPldMaxGroups) return;
   // The grid's span: each group's binomial bulk (within ~9 standard deviations
@@ -204,6 +210,7 @@ void pld_account(const Summary& s, const Budget& b, Accounting& a) {
   }
   if (!(span <= kPldMaxSpan)) return;
   try {
+    g_curve_evaluations.fetch_add(1, std::memory_order_relaxed);
     std::optional<pld::Pld> p;  // the first group as it is: composing with the identity would copy it
     // Each step's work is known from the operands' sizes (public: they
     // depend on the history's parameters only); past kPldMaxWork the PLD is
@@ -241,7 +248,13 @@ void pld_account(const Summary& s, const Budget& b, Accounting& a) {
   }
 }
 
-Accounting evaluate(const Summary& in, const Budget& b, bool always_pld = false) {
+// Whether evaluate would read the privacy curve: neither basic composition
+// nor zCDP fits, the budget has a delta, every Gaussian entry has its shift.
+bool needs_curve(const Summary& s, const Budget& b, const Accounting& a) {
+  return !a.basic_fits && !a.zcdp_fits && b.delta > 0 && s.n_gaussian_unshifted == 0;
+}
+
+Accounting evaluate(const Summary& in, const Budget& b, bool always_pld = false, bool curve = true) {
   check_positive(b.eps, "eps");
   check(b.delta >= 0 && b.delta < 1, "delta", "in [0, 1)", b.delta);
   const Summary& s = in;
@@ -278,12 +291,189 @@ Accounting evaluate(const Summary& in, const Budget& b, bool always_pld = false)
     a.zcdp_delta = 1;
   }
   a.zcdp_fits = a.zcdp_delta <= b.delta;
-  if ((always_pld || (!a.basic_fits && !a.zcdp_fits)) && b.delta > 0 && s.n_gaussian_unshifted == 0)
+  if (curve && (always_pld || (!a.basic_fits && !a.zcdp_fits)) && b.delta > 0 && s.n_gaussian_unshifted == 0)
     pld_account(s, b, a);
   return a;
 }
 
+// The cache of account_charge (docs/accounting.md, "Charges decided by the
+// curve"). Its key is exact: the budget, extra's group (kind and parameters)
+// and every other group of the history with its count, as 64-bit words
+// (doubles by their bits); a history of more groups than the curve evaluates
+// is not cached. Fixed-size storage, trivially destructible (no destructor
+// runs at exit, which PostgreSQL's backends require), behind a mutex (SQLite
+// connections may be used from several threads).
+constexpr std::size_t kCurveKeyWords = 8 + 4 * (kPldMaxGroups + 1);
+constexpr std::size_t kCurveSlots = 16;
+
+struct CurveKey {
+  std::size_t words = 0;
+  std::uint64_t w[kCurveKeyWords];
+  bool push(std::uint64_t x) {
+    if (words == kCurveKeyWords) return false;
+    w[words++] = x;
+    return true;
+  }
+  bool push(double x) {
+    std::uint64_t u;
+    std::memcpy(&u, &x, sizeof u);
+    return push(u);
+  }
+  bool operator==(const CurveKey& o) const { return words == o.words && std::memcmp(w, o.w, words * sizeof w[0]) == 0; }
+};
+
+// One evaluated history: m releases in extra's group, whether the curve's
+// bound fits, and the bound.
+struct CurveResult {
+  std::uint64_t m;
+  bool fits;
+  double delta;
+  bool evaluated;  // false: the curve was skipped for this history (too large); never cached
+};
+constexpr std::size_t kCurveResults = 64;
+
+struct CurveSlot {
+  std::uint64_t stamp;  // 0: empty; otherwise the last use (least recently used goes first)
+  std::size_t next;     // where the next result goes (a ring: the oldest is replaced)
+  std::size_t n;        // results held
+  CurveResult result[kCurveResults];
+  CurveKey key;
+};
+
+struct CurveCache {
+  std::mutex lock;
+  std::uint64_t clock;
+  CurveSlot slot[kCurveSlots];
+};
+static_assert(std::is_trivially_destructible_v<CurveCache>, "no destructor may run at a PostgreSQL backend's exit");
+CurveCache g_curve_cache;
+
+// The key of `h` (extra's group included, at any count: it is left out) for
+// extra and the budget; false when the history is too large to cache.
+bool curve_key(const History& h, const Entry& extra, const Budget& b, CurveKey& k) {
+  const int kind = static_cast<int>(extra.kind);
+  bool ok = k.push(b.eps) && k.push(b.delta) && k.push(static_cast<std::uint64_t>(kind));
+  switch (extra.kind) {
+    case Entry::Kind::pure: ok = ok && k.push(extra.eps) && k.push(std::uint64_t{0}); break;
+    case Entry::Kind::approximate: ok = ok && k.push(extra.eps) && k.push(extra.delta); break;
+    case Entry::Kind::gaussian: ok = ok && k.push(extra.rho) && k.push(static_cast<std::uint64_t>(extra.shift)); break;
+  }
+  for (const auto& [e, n] : h.pures)
+    if (!(extra.kind == Entry::Kind::pure && e == extra.eps)) ok = ok && k.push(std::uint64_t{0}) && k.push(e) && k.push(n);
+  for (const auto& [ed, n] : h.approximates)
+    if (!(extra.kind == Entry::Kind::approximate && ed.first == extra.eps && ed.second == extra.delta))
+      ok = ok && k.push(std::uint64_t{1}) && k.push(ed.first) && k.push(ed.second) && k.push(n);
+  for (const auto& [rs, n] : h.gaussians)
+    if (!(extra.kind == Entry::Kind::gaussian && rs.first == extra.rho && rs.second == extra.shift))
+      ok = ok && k.push(std::uint64_t{2}) && k.push(rs.first) && k.push(static_cast<std::uint64_t>(rs.second)) && k.push(n);
+  return ok;
+}
+
+// The slot holding `key`, or nullptr; with the lock held.
+CurveSlot* find_slot(const CurveKey& key) {
+  for (CurveSlot& s : g_curve_cache.slot)
+    if (s.stamp != 0 && s.key == key) return &s;
+  return nullptr;
+}
+
+// The cached result for `key` at m releases, if any.
+std::optional<CurveResult> curve_lookup(const CurveKey& key, std::uint64_t m) {
+  std::lock_guard<std::mutex> guard(g_curve_cache.lock);
+  CurveSlot* s = find_slot(key);
+  if (!s) return std::nullopt;
+  s->stamp = ++g_curve_cache.clock;
+  for (std::size_t i = 0; i < s->n; ++i)
+    if (s->result[i].m == m) return s->result[i];
+  return std::nullopt;
+}
+
+void curve_record(const CurveKey& key, const CurveResult& r) {
+  std::lock_guard<std::mutex> guard(g_curve_cache.lock);
+  CurveSlot* s = find_slot(key);
+  if (!s) {
+    s = &g_curve_cache.slot[0];
+    for (CurveSlot& c : g_curve_cache.slot)
+      if (c.stamp < s->stamp) s = &c;
+    s->next = 0;
+    s->n = 0;
+    s->key = key;
+  }
+  s->stamp = ++g_curve_cache.clock;
+  s->result[s->next] = r;
+  s->next = (s->next + 1) % kCurveResults;
+  s->n = std::min(s->n + 1, kCurveResults);
+}
+
 }  // namespace
+
+std::uint64_t curve_evaluations() { return g_curve_evaluations.load(std::memory_order_relaxed); }
+
+void clear_curve_cache() {
+  std::lock_guard<std::mutex> guard(g_curve_cache.lock);
+  for (CurveSlot& s : g_curve_cache.slot) s.stamp = 0;
+}
+
+Accounting account_charge(const History& history, const Entry& extra, std::uint64_t count, const Budget& budget) {
+  History h = history;
+  h.add(extra, count);
+  const Summary s(h);
+  if (count == 0) return evaluate(s, budget);
+  Accounting a = evaluate(s, budget, false, false);
+  if (!needs_curve(s, budget, a)) return a;
+  CurveKey key;
+  if (!curve_key(h, extra, budget, key)) {
+    pld_account(s, budget, a);
+    return a;
+  }
+  std::uint64_t k = 0;  // the count of extra's group in h
+  switch (extra.kind) {
+    case Entry::Kind::pure: k = h.pures.at(extra.eps); break;
+    case Entry::Kind::approximate: k = h.approximates.at({extra.eps, extra.delta}); break;
+    case Entry::Kind::gaussian: k = h.gaussians.at({extra.rho, extra.shift}); break;
+  }
+  // The curve's bound of h with m releases in extra's group, from the cache
+  // or evaluated (and kept).
+  auto result = [&](std::uint64_t m) {
+    if (const auto r = curve_lookup(key, m)) return *r;
+    Accounting am;
+    if (m == k) {
+      pld_account(s, budget, a);
+      am = a;
+    } else {
+      History g = h;
+      g.add(extra, m - k);
+      const Summary sg(g);
+      am = evaluate(sg, budget, false, false);
+      if (needs_curve(sg, budget, am)) pld_account(sg, budget, am);
+    }
+    const CurveResult r{m, am.pld_evaluated && am.pld_fits, am.pld_evaluated ? am.pld_delta : 1.0, am.pld_evaluated};
+    if (am.pld_evaluated) curve_record(key, r);
+    return r;
+  };
+  // h fits by the curve if h with m_j = k rounded up to a multiple of 2^j
+  // releases in the group fits, for some j from J (2^J <= k/8) down to 0
+  // (m_0 = k: h itself): a function of h alone, whatever the cache holds.
+  // The coarse levels' m_j stay the same over runs of 2^j charges, so their
+  // results are found in the cache.
+  int J = 0;
+  while (J < 40 && (std::uint64_t{8} << (J + 1)) <= k) ++J;
+  std::uint64_t last = 0;
+  for (int j = J; j >= 0; --j) {
+    const std::uint64_t unit = std::uint64_t{1} << j;
+    const std::uint64_t m = (k + unit - 1) / unit * unit;
+    if (m == last) continue;
+    last = m;
+    if (m - k > (std::uint64_t{1} << 62) - h.entries) continue;
+    const CurveResult r = result(m);
+    if (r.fits || m == k) {
+      a.pld_evaluated = r.evaluated;
+      a.pld_fits = r.fits;
+      a.pld_delta = r.delta;
+      return a;
+    }
+  }
+  return a;
+}
 
 void History::add(const Entry& e, std::uint64_t count) {
   if (count == 0) return;
@@ -366,7 +556,7 @@ std::uint64_t further_releases(const std::vector<Entry>& history, const Entry& e
 
 std::uint64_t further_releases(const History& history, const Entry& extra, const Budget& budget,
                                std::uint64_t max_count) {
-  auto fits = [&](std::uint64_t n) { return account(history, extra, n, budget).fits(); };
+  auto fits = [&](std::uint64_t n) { return account_charge(history, extra, n, budget).fits(); };
   if (max_count == 0 || !fits(1)) return 0;
   // fits(n) is monotone: each entry only adds eps, delta or rho, and in the
   // basic accounting shrinks the other Gaussians' delta shares.

@@ -129,8 +129,29 @@ Accounting account(const std::vector<Entry>& history, const Entry& extra, std::u
                    const Budget& budget);
 Accounting account(const History& history, const Entry& extra, std::uint64_t count, const Budget& budget);
 
+// The ledger's decision on a charge: account(history, extra, count, budget),
+// where the privacy curve may also be shown to fit on a larger history, the
+// same with m > count releases like `extra` (docs/accounting.md, "Charges
+// decided by the curve"). A larger history's bound is also a bound on this
+// one's curve (every curve grows with the history), so pld_delta stays an
+// upper bound on this history's delta. With k releases in extra's group, the
+// curve fits if the history with m_j = k rounded up to a multiple of 2^j
+// releases in that group fits for some j in [0, J], 2^J <= k/8 (j = 0: the
+// history itself, as account): a function of the arguments alone. It
+// accepts whatever account accepts, and more only where account's own bound
+// does not grow with the count (the grid's roundings). A process-wide cache
+// (fixed size, trivially destructible, locked) keeps the bounds evaluated,
+// per the history without extra's group, extra's group and the budget, so
+// that a run of charges of one kind evaluates the curve O(log n) times, not n.
+Accounting account_charge(const History& history, const Entry& extra, std::uint64_t count, const Budget& budget);
+// How many times the privacy curve has been evaluated in this process (tests),
+// and emptying the cache of account_charge (tests).
+std::uint64_t curve_evaluations();
+void clear_curve_cache();
+
 // How many further releases like `extra` fit: the largest n <= max_count with
-// account(history, extra, n, budget).fits() (0 when even the history alone does not fit).
+// account_charge(history, extra, n, budget).fits() (0 when even the history
+// alone does not fit), so that the ledger takes what is planned.
 std::uint64_t further_releases(const std::vector<Entry>& history, const Entry& extra, const Budget& budget,
                                std::uint64_t max_count = 1000000000);
 std::uint64_t further_releases(const History& history, const Entry& extra, const Budget& budget,

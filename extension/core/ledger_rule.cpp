@@ -85,7 +85,7 @@ std::string ledger_refusal(const LedgerAccount& a, const zcdp::History& history,
   if (no_delta_budget) return why;  // no zCDP conversion without a delta
   // zCDP (and, with Gaussian releases, basic composition as the core counts it).
   const zcdp::Entry extra = ledger_entry(c.epsilon, c.delta, c.rho, c.shift);
-  const zcdp::Accounting acc = zcdp::account(history, extra, 1, {a.total_epsilon, a.total_delta});
+  const zcdp::Accounting acc = zcdp::account_charge(history, extra, 1, {a.total_epsilon, a.total_delta});
   // The privacy curve (PLD) fits: accepted. Its refusal adds nothing to the
   // words below (they name the accountings a user can reason with).
   if (acc.zcdp_fits || (gaussian && acc.basic_fits) || acc.pld_fits) return {};
