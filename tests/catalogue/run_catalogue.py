@@ -63,12 +63,14 @@ ERROR_RE = re.compile(rb"^(?:Runtime error|Parse error|Error:?)\s+near line (\d+
 # Loading and preparing cases.
 
 
-def load_cases(path, tmp, only=None):
+def load_cases(path, tmp, only=None, bound_only=False):
     with open(path, encoding="utf-8") as f:
         cat = json.load(f)
     cases = []
     for n, c in enumerate(cat["cases"]):
         if only and not any(o in c["id"] for o in only):
+            continue
+        if bound_only and c.get("bind") is None:
             continue
         c = json.loads(json.dumps(c).replace("{tmp}", tmp.replace("\\", "\\\\").replace('"', '\\"'))
                        .replace("{case}", "case%d" % n))
@@ -647,6 +649,10 @@ def main():
     ap.add_argument("--catalogue", default=DEFAULT_CATALOGUE)
     ap.add_argument("--driver", choices=("shell", "python", "coverage"), default="shell")
     ap.add_argument("--only", action="append", help="run only the cases whose id contains this (repeatable)")
+    ap.add_argument("--bound-only", action="store_true",
+                    help="only the cases with bound parameters, the ones whose values reach the module "
+                         "differently through each driver (the sanitizer pass runs the others through the "
+                         "Python driver alone: the same SQL takes the module's same paths)")
     ap.add_argument("--verbose", action="store_true")
     ap.add_argument("--self-test", action="store_true")
     ap.add_argument("--python-child", action="store_true", help=argparse.SUPPRESS)
@@ -662,7 +668,7 @@ def main():
     try:
         if args.self_test:
             return self_test(args, tmp)
-        cat, cases = load_cases(args.catalogue, tmp, args.only)
+        cat, cases = load_cases(args.catalogue, tmp, args.only, args.bound_only)
         t0 = time.monotonic()
         if args.driver == "shell":
             if not args.shell:
