@@ -9,8 +9,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include <sodium.h>
 
@@ -261,14 +263,55 @@ GroupedPlan::GroupedPlan(double epsilon, const GroupedOptions& o, bool has_value
   }
 }
 
+namespace {
+
+// The discrete Gaussian's half-widths of the last kKeptWidths (sigma^2,
+// confidence) pairs the process asked for: the law summed term by term (about
+// 13 sigma binary128 expq, core/intervals.cpp) cost a Gaussian private_groups
+// with sums 4 of them per release (count and sum, at the confidence and at
+// (1 + confidence) / 2 for mean_low and mean_high). The key is public
+// parameters alone, so whether a release finds its widths here depends on
+// earlier releases' parameters, never on data. Shared by the process's
+// connections under a mutex; plain arrays, so nothing runs at exit
+// (PostgreSQL backends leave through exit()), as core/samplers.cpp's kept
+// digits.
+struct KeptGaussianWidth {
+  std::uint64_t sigma2 = 0, confidence = 0;  // the parameters' bits
+  bool full = false, has = false;
+  std::int64_t h = 0;
+};
+constexpr int kKeptWidths = 16;
+KeptGaussianWidth kept_widths[kKeptWidths];
+int kept_widths_next = 0;
+std::mutex kept_widths_mutex;
+static_assert(std::is_trivially_destructible_v<std::mutex> && std::is_trivially_destructible_v<KeptGaussianWidth>);
+
+std::optional<std::int64_t> kept_gaussian_half_width(double sigma2, double confidence) {
+  std::uint64_t s, c;
+  std::memcpy(&s, &sigma2, sizeof s);
+  std::memcpy(&c, &confidence, sizeof c);
+  {
+    std::lock_guard<std::mutex> lock(kept_widths_mutex);
+    for (const KeptGaussianWidth& k : kept_widths)
+      if (k.full && k.sigma2 == s && k.confidence == c) return k.has ? std::optional<std::int64_t>(k.h) : std::nullopt;
+  }
+  const std::optional<std::int64_t> h = discrete_gaussian_half_width(sigma2, confidence);  // may throw: not kept
+  std::lock_guard<std::mutex> lock(kept_widths_mutex);
+  kept_widths[kept_widths_next] = KeptGaussianWidth{s, c, true, h.has_value(), h.value_or(0)};
+  kept_widths_next = (kept_widths_next + 1) % kKeptWidths;
+  return h;
+}
+
+}  // namespace
+
 const GroupedPlan::KeptWidth& GroupedPlan::widths(double confidence) const {
   for (const KeptWidth& w : widths_)
     if (w.confidence == confidence) return w;
   KeptWidth w{confidence, std::nullopt, std::nullopt};
   w.count = count_ ? std::optional<std::int64_t>(geometric_half_width(count_->alpha(), confidence))
-                   : discrete_gaussian_half_width(count_sigma2_, confidence);
+                   : kept_gaussian_half_width(count_sigma2_, confidence);
   if (stair_) w.sum = staircase_half_width(stair_->b(), stair_->D(), stair_->r(), confidence);
-  else if (sum_gauss_) w.sum = discrete_gaussian_half_width(sum_sigma2_, confidence);
+  else if (sum_gauss_) w.sum = kept_gaussian_half_width(sum_sigma2_, confidence);
   widths_.push_back(w);
   return widths_.back();
 }
