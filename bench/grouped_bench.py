@@ -35,7 +35,10 @@ Queries (one connection each for "no ledger" and "ledger full"):
 with rows_query = 'SELECT unit, key, value FROM visits ORDER BY 1'.
 Then the ledger pair (public vs public+ledger) again on small tables
 (--ledger-rows rows each, same shape, rows/10 units) where the ledger's fixed cost (one
-synchronous=FULL commit per release) is visible, --ledger-reps times.
+synchronous=FULL commit per release) is visible, --ledger-reps times. Each small
+table is the main database of its own two connections: private_groups runs its
+queries on optdp's own connection to the main database's file, which does not
+see databases ATTACHed to the user's connection.
 
 Every query runs once as a warm-up, then once per repetition, the starting
 query rotating each repetition. Reported: median, min, max wall time and
@@ -45,6 +48,7 @@ repetition, seconds apart).
 
     /usr/bin/python3 bench/grouped_bench.py --module build/optdp.so [--rows 10000000] [--units 1000000]
         [--keys 1000] [--key-type integer|text] [--reps 5] [--ledger-rows 100000,10000,1000] [--ledger-reps 31] [--dir D]
+        [--options 'max_groups=3, max_rows=2, lower=0, upper=100']
 
 Standard library only; needs Debian's python3 (its sqlite3 can load extensions).
 """
@@ -66,15 +70,15 @@ def q(s):
     return "'" + s.replace("'", "''") + "'"
 
 
-def queries(table, keys_table):
+def queries(table, keys_table, options=OPTIONS):
     rows_query = ROWS_QUERY.format(t=table)
     return {
         "scan": "SELECT count(unit), count(key), count(value) FROM (%s)" % rows_query,
         "sql": ("SELECT key, sum(min(c, 2)), sum(s) FROM (SELECT unit, key, count(*) c, "
                 "sum(max(0, min(100, value))) s FROM %s GROUP BY unit, key) GROUP BY key" % table),
         "public": "SELECT * FROM private_groups(%s, 1.0, %s, %s)" % (
-            q(rows_query), q(OPTIONS), q("SELECT k FROM %s" % keys_table)),
-        "private": "SELECT * FROM private_groups(%s, 1.0, %s)" % (q(rows_query), q(OPTIONS + ", delta=1e-6")),
+            q(rows_query), q(options), q("SELECT k FROM %s" % keys_table)),
+        "private": "SELECT * FROM private_groups(%s, 1.0, %s)" % (q(rows_query), q(options + ", delta=1e-6")),
     }
 
 
@@ -122,17 +126,12 @@ def ensure(dirpath, rows, units, keys, key_type):
     return path
 
 
-def connect(module, big, smalls, ledger=None):
-    db = sqlite3.connect(big, isolation_level=None)
-    schemas = ["main"]
-    for i, small in enumerate(smalls):
-        db.execute("ATTACH ? AS small%d" % i, (small,))
-        schemas.append("small%d" % i)
+def connect(module, path, ledger=None):
+    db = sqlite3.connect(path, isolation_level=None)
     # The same settings for every query: memory-mapped reads, a 256 MiB page
     # cache and in-memory temporary b-trees (the baseline's GROUP BY key sorts).
-    for schema in schemas:
-        db.execute("PRAGMA %s.mmap_size=4294967296" % schema)
-        db.execute("PRAGMA %s.cache_size=-262144" % schema)
+    db.execute("PRAGMA mmap_size=4294967296")
+    db.execute("PRAGMA cache_size=-262144")
     db.execute("PRAGMA temp_store=MEMORY")
     db.enable_load_extension(True)
     db.load_extension(module)
@@ -195,6 +194,7 @@ def main():
     ap.add_argument("--keys", type=int, default=1000)
     ap.add_argument("--key-type", choices=("integer", "text"), default="integer")
     ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--options", default=OPTIONS, help="private_groups' options (default %(default)r)")
     ap.add_argument("--ledger-rows", default="100000,10000,1000",
                     help="rows of the small tables of the ledger pair, comma-separated (default 100000,10000,1000)")
     ap.add_argument("--ledger-reps", type=int, default=31)
@@ -216,9 +216,9 @@ def main():
         if os.path.exists(ledger + suffix):
             os.remove(ledger + suffix)
 
-    plain = connect(args.module, big, smalls)
-    led = connect(args.module, big, smalls, ledger)
-    Q = queries("visits", "keys")
+    plain = connect(args.module, big)
+    led = connect(args.module, big, ledger)
+    Q = queries("visits", "keys", args.options)
     for label in ("scan", "sql"):
         plan = plain.execute("EXPLAIN QUERY PLAN " + Q[label]).fetchall()
         print("plan %-6s %s" % (label + ":", "; ".join(r[-1] for r in plan)))
@@ -236,11 +236,12 @@ def main():
     ratio(res, "sql", "scan")
     ratio(res, "public+ledger", "public", 1.2)
 
-    for i, n in enumerate(ledger_rows):
-        S = queries("small%d.visits" % i, "small%d.keys" % i)
+    S = queries("visits", "keys", args.options)
+    for small, n in zip(smalls, ledger_rows):
         print("\n== ledger: %d rows, %d units, %d keys, %d repetitions (milliseconds)" % (
             n, max(1, n // 10), args.keys, args.ledger_reps))
-        cases = [("public", plain, S["public"]), ("public+ledger", led, S["public"])]
+        cases = [("public", connect(args.module, small), S["public"]),
+                 ("public+ledger", connect(args.module, small, ledger), S["public"])]
         res, rows = run(cases, args.ledger_reps)
         report(res, rows, "ms", 1e3)
         ratio(res, "public+ledger", "public", 1.2)

@@ -154,7 +154,7 @@ def main():
                           f"{speed:8.2f} {rr:6.2f} ({rr_m:4.2f})")
                 else:
                     print(f"{q:34s} {ser:7.0f} {'':13s} {par:10.0f} {'':13s} {speed:8.2f}")
-        if group_keys:
+        if group_keys and args.group_rounds > 0:
             for plan in ("serial", "2 workers"):
                 for base in ("GROUP BY", "scan"):
                     r = med[(plan, "private_groups")] / med[(plan, base)]

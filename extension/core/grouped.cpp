@@ -7,9 +7,12 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
+#include <mutex>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include <sodium.h>
 
@@ -260,14 +263,55 @@ GroupedPlan::GroupedPlan(double epsilon, const GroupedOptions& o, bool has_value
   }
 }
 
+namespace {
+
+// The discrete Gaussian's half-widths of the last kKeptWidths (sigma^2,
+// confidence) pairs the process asked for: the law summed term by term (about
+// 13 sigma binary128 expq, core/intervals.cpp) cost a Gaussian private_groups
+// with sums 4 of them per release (count and sum, at the confidence and at
+// (1 + confidence) / 2 for mean_low and mean_high). The key is public
+// parameters alone, so whether a release finds its widths here depends on
+// earlier releases' parameters, never on data. Shared by the process's
+// connections under a mutex; plain arrays, so nothing runs at exit
+// (PostgreSQL backends leave through exit()), as core/samplers.cpp's kept
+// digits.
+struct KeptGaussianWidth {
+  std::uint64_t sigma2 = 0, confidence = 0;  // the parameters' bits
+  bool full = false, has = false;
+  std::int64_t h = 0;
+};
+constexpr int kKeptWidths = 16;
+KeptGaussianWidth kept_widths[kKeptWidths];
+int kept_widths_next = 0;
+std::mutex kept_widths_mutex;
+static_assert(std::is_trivially_destructible_v<std::mutex> && std::is_trivially_destructible_v<KeptGaussianWidth>);
+
+std::optional<std::int64_t> kept_gaussian_half_width(double sigma2, double confidence) {
+  std::uint64_t s, c;
+  std::memcpy(&s, &sigma2, sizeof s);
+  std::memcpy(&c, &confidence, sizeof c);
+  {
+    std::lock_guard<std::mutex> lock(kept_widths_mutex);
+    for (const KeptGaussianWidth& k : kept_widths)
+      if (k.full && k.sigma2 == s && k.confidence == c) return k.has ? std::optional<std::int64_t>(k.h) : std::nullopt;
+  }
+  const std::optional<std::int64_t> h = discrete_gaussian_half_width(sigma2, confidence);  // may throw: not kept
+  std::lock_guard<std::mutex> lock(kept_widths_mutex);
+  kept_widths[kept_widths_next] = KeptGaussianWidth{s, c, true, h.has_value(), h.value_or(0)};
+  kept_widths_next = (kept_widths_next + 1) % kKeptWidths;
+  return h;
+}
+
+}  // namespace
+
 const GroupedPlan::KeptWidth& GroupedPlan::widths(double confidence) const {
   for (const KeptWidth& w : widths_)
     if (w.confidence == confidence) return w;
   KeptWidth w{confidence, std::nullopt, std::nullopt};
   w.count = count_ ? std::optional<std::int64_t>(geometric_half_width(count_->alpha(), confidence))
-                   : discrete_gaussian_half_width(count_sigma2_, confidence);
+                   : kept_gaussian_half_width(count_sigma2_, confidence);
   if (stair_) w.sum = staircase_half_width(stair_->b(), stair_->D(), stair_->r(), confidence);
-  else if (sum_gauss_) w.sum = discrete_gaussian_half_width(sum_sigma2_, confidence);
+  else if (sum_gauss_) w.sum = kept_gaussian_half_width(sum_sigma2_, confidence);
   widths_.push_back(w);
   return widths_.back();
 }
@@ -300,22 +344,84 @@ std::optional<std::pair<double, double>> mean_interval(const GroupedPlan& plan, 
   return std::pair{std::clamp(lo, plan.lower(), plan.upper()), std::clamp(hi, plan.lower(), plan.upper())};
 }
 
+namespace {
+
+// SipHash-2-4 (Aumasson and Bernstein), the function libsodium's
+// crypto_shorthash computes (KeyPriority.IsLibsodiumsSipHash checks it),
+// absorbing a message given in pieces without copying it: KeyPriority hashes
+// every row, and libsodium's one-buffer interface cost a copy of the key and a
+// call per row.
+class SipHash24 {
+ public:
+  SipHash24(std::uint64_t k0, std::uint64_t k1)
+      : v0_(k0 ^ 0x736f6d6570736575ull), v1_(k1 ^ 0x646f72616e646f6dull), v2_(k0 ^ 0x6c7967656e657261ull),
+        v3_(k1 ^ 0x7465646279746573ull) {}
+  void word(std::uint64_t m) {  // 8 bytes of the message, little-endian
+    v3_ ^= m;
+    round();
+    round();
+    v0_ ^= m;
+  }
+  // The last word: the message's final length % 8 bytes `tail` (little-endian)
+  // and its length, then the finalisation.
+  std::uint64_t finish(std::uint64_t tail, std::size_t length) {
+    word(tail | (static_cast<std::uint64_t>(length) << 56));
+    v2_ ^= 0xff;
+    for (int i = 0; i < 4; ++i) round();
+    return v0_ ^ v1_ ^ v2_ ^ v3_;
+  }
+
+ private:
+  static std::uint64_t rotl(std::uint64_t x, int b) { return (x << b) | (x >> (64 - b)); }
+  void round() {
+    v0_ += v1_;
+    v1_ = rotl(v1_, 13);
+    v1_ ^= v0_;
+    v0_ = rotl(v0_, 32);
+    v2_ += v3_;
+    v3_ = rotl(v3_, 16);
+    v3_ ^= v2_;
+    v0_ += v3_;
+    v3_ = rotl(v3_, 21);
+    v3_ ^= v0_;
+    v2_ += v1_;
+    v1_ = rotl(v1_, 17);
+    v1_ ^= v2_;
+    v2_ = rotl(v2_, 32);
+  }
+  std::uint64_t v0_, v1_, v2_, v3_;
+};
+
+// n <= 8 bytes at p as a little-endian number.
+std::uint64_t load_le(const unsigned char* p, std::size_t n) {
+  std::uint64_t x = 0;
+  for (std::size_t i = 0; i < n; ++i) x |= static_cast<std::uint64_t>(p[i]) << (8 * i);
+  return x;
+}
+
+}  // namespace
+
 KeyPriority::KeyPriority(Rng& rng) {
-  for (unsigned char& b : secret_) b = rng.byte();
+  unsigned char secret[16];
+  for (unsigned char& b : secret) b = rng.byte();
+  k0_ = load_le(secret, 8);
+  k1_ = load_le(secret + 8, 8);
+  sodium_memzero(secret, sizeof secret);
 }
 
 std::uint64_t KeyPriority::operator()(std::int64_t unit, unsigned char type, std::string_view key) const {
-  // One pass over (unit, type, key): SipHash has no streaming API in
-  // libsodium, so the input is laid out in one buffer.
-  std::string in(9 + key.size(), '\0');
-  for (int i = 0; i < 8; ++i) in[static_cast<std::size_t>(i)] = static_cast<char>(static_cast<std::uint64_t>(unit) >> (8 * i));
-  in[8] = static_cast<char>(type);
-  in.replace(9, key.size(), key);
-  unsigned char out[crypto_shorthash_BYTES];
-  crypto_shorthash(out, reinterpret_cast<const unsigned char*>(in.data()), in.size(), secret_);
-  std::uint64_t h = 0;
-  for (int i = 0; i < 8; ++i) h |= static_cast<std::uint64_t>(out[i]) << (8 * i);
-  return h;
+  // The message: unit (8 bytes, little-endian), type (1 byte), key's bytes.
+  SipHash24 h(k0_, k1_);
+  h.word(static_cast<std::uint64_t>(unit));
+  const auto* p = reinterpret_cast<const unsigned char*>(key.data());
+  std::size_t n = key.size();
+  const std::size_t length = 9 + n;
+  if (n < 7) return h.finish(type | (load_le(p, n) << 8), length);
+  h.word(type | (load_le(p, 7) << 8));
+  p += 7;
+  n -= 7;
+  for (; n >= 8; p += 8, n -= 8) h.word(load_le(p, 8));
+  return h.finish(load_le(p, n), length);
 }
 
 GroupedAccumulator::GroupedAccumulator(const GroupedPlan& plan)

@@ -181,8 +181,8 @@ class GroupedPlan {
 // x / n rounded down (never above the exact quotient), for splitting a budget.
 double divide_down(double x, double n);
 
-// A unit's priority for each of its keys: SipHash-2-4 (libsodium
-// crypto_shorthash) of (unit, key) under a secret drawn once per release. A
+// A unit's priority for each of its keys: SipHash-2-4 (the function of
+// libsodium's crypto_shorthash) of (unit, key) under a secret drawn once per release. A
 // unit keeps the G keys of smallest priority, which is a uniform G-subset of
 // its distinct keys whatever order its rows arrive in, in one pass with G
 // slots. For every value of the secret the choice is a function of the unit's
@@ -193,10 +193,11 @@ class KeyPriority {
  public:
   explicit KeyPriority(Rng& rng);
   // key: a type tag and the key's identity bytes (equal keys, equal bytes).
+  // SipHash-2-4 of: unit (8 bytes, little-endian), type, key.
   std::uint64_t operator()(std::int64_t unit, unsigned char type, std::string_view key) const;
 
  private:
-  unsigned char secret_[16];
+  std::uint64_t k0_, k1_;  // the secret, as SipHash's two key words
 };
 
 // The exact, bounded totals of each key (keys are indices 0..keys-1 that the

@@ -80,8 +80,15 @@ std::optional<std::int64_t> discrete_gaussian_half_width(double sigma2, double c
     // Term by term.
     const auto m = static_cast<std::int64_t>(40 * std::sqrt(sigma2) + 10);
     auto term = [&](std::int64_t z) { return expq(-static_cast<__float128>(z) * z / (2 * s2)); };
+    // The terms fall: once one no longer changes norm, no later one does
+    // (rounding is monotone), so stopping there (about 13 sigma) gives the
+    // same norm as summing to m.
     __float128 norm = 1;
-    for (std::int64_t z = 1; z <= m; ++z) norm += 2 * term(z);
+    for (std::int64_t z = 1; z <= m; ++z) {
+      const __float128 t = 2 * term(z);
+      if (norm + t == norm) break;
+      norm += t;
+    }
     const __float128 target = static_cast<__float128>(confidence) * norm;
     __float128 within = 1;
     std::int64_t h = 0;

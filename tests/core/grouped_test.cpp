@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include <sodium.h>
+
 #include "core/accounting.hpp"
 #include "core/grouped.hpp"
 #include "core/rng.hpp"
@@ -160,6 +162,35 @@ std::vector<GroupedAccumulator::Totals> run(const GroupedPlan& plan, const std::
     ++unit_id;
   }
   return acc.totals();
+}
+
+// KeyPriority computes SipHash-2-4 itself, absorbing its message in pieces:
+// it must equal libsodium's crypto_shorthash of the message laid out in one
+// buffer (unit little-endian, type, key), for every key length around the
+// word boundaries (the 9-byte header puts them at keys of 7, 15, ... bytes).
+TEST(KeyPriority, IsLibsodiumsSipHash) {
+  ASSERT_GE(sodium_init(), 0);
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    SeededRng a(seed), b(seed), data(100 + seed);
+    const KeyPriority priority(a);
+    unsigned char secret[crypto_shorthash_KEYBYTES];
+    for (unsigned char& c : secret) c = b.byte();
+    for (std::size_t n = 0; n <= 40; ++n) {
+      std::string key(n, '\0');
+      for (char& c : key) c = static_cast<char>(data.byte());
+      const auto unit = static_cast<std::int64_t>(data.u64());
+      const auto type = static_cast<unsigned char>(data.byte());
+      std::string in(9 + n, '\0');
+      for (int i = 0; i < 8; ++i) in[static_cast<std::size_t>(i)] = static_cast<char>(static_cast<std::uint64_t>(unit) >> (8 * i));
+      in[8] = static_cast<char>(type);
+      in.replace(9, n, key);
+      unsigned char out[crypto_shorthash_BYTES];
+      crypto_shorthash(out, reinterpret_cast<const unsigned char*>(in.data()), in.size(), secret);
+      std::uint64_t want = 0;
+      for (int i = 0; i < 8; ++i) want |= static_cast<std::uint64_t>(out[i]) << (8 * i);
+      EXPECT_EQ(priority(unit, type, key), want) << "seed " << seed << ", key of " << n << " bytes";
+    }
+  }
 }
 
 TEST(GroupedAccumulator, ExactTotalsWithinBounds) {
