@@ -23,11 +23,14 @@ the worker's CPU time (time.process_time) instead of wall time: on a shared
 machine it moves less.
 """
 import argparse
-import sqlite3
+import os
 import statistics
 import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import grouped_bench  # noqa: E402
 
 ROWS_QUERY = "SELECT unit, key, value FROM visits ORDER BY 1"
 
@@ -37,13 +40,7 @@ def q(s):
 
 
 def worker(db_path, module, options, cpu):
-    db = sqlite3.connect(db_path, isolation_level=None)
-    db.execute("PRAGMA mmap_size=4294967296")
-    db.execute("PRAGMA cache_size=-262144")
-    db.execute("PRAGMA temp_store=MEMORY")
-    db.enable_load_extension(True)
-    db.load_extension(module)
-    db.enable_load_extension(False)
+    db = grouped_bench.connect(module, db_path)  # grouped_bench.py's settings
     queries = {
         "plain": "SELECT key, count(*), sum(value) FROM visits GROUP BY key",
         "unitkey": "SELECT unit, key, count(*), sum(value) FROM visits GROUP BY unit, key",
