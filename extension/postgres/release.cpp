@@ -217,23 +217,6 @@ bool polymorphic_args(Oid fn) {
 
 bool optdp_aggregate(Oid aggfnoid);
 
-// Refuses, before the scan, Citus's partial plan of an optdp aggregate whose
-// argument is of a polymorphic type (an x of a type without a form of its
-// own, extension/postgres/sql/65-types.sql), a release or a *_state form:
-// Citus's worker_partial_agg checks the argument's type against the declared
-// one at a shard's first row and fails, so without this the statement would
-// fail with rows and return a value (a release, or a state) without them.
-// Depends on the statement alone.
-[[noreturn]] void refuse_polymorphic_partial(Oid fn) {
-  const char* name = get_func_name(fn);
-  ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                  errmsg("%s: Citus cannot compute partial states of an argument of this type (only the common "
-                         "column types, such as integer, double precision, numeric, text and date, have a form "
-                         "of their own): cast it to one, or group by the table's distribution column",
-                         name ? name : "optdp")));
-  pg_unreachable();
-}
-
 // Whether fn is a *_merge aggregate (by its name, as read_call tells them).
 bool is_merge(Oid fn) {
   const char* name = get_func_name(fn);
@@ -241,20 +224,22 @@ bool is_merge(Oid fn) {
   return len > 6 && std::strcmp(name + len - 6, "_merge") == 0;
 }
 
-// Refuses, before the scan, Citus's partial plan of a *_merge: each shard's
-// states would be opened by a worker's backend, and a transaction counts a
-// state's nonce once per process only (states.cpp), so a state stored on two
-// shards would add its rows twice under the noise and charge of one release
-// (as in a parallel worker, which open_state refuses). Pushed down, a
-// group's states are on one shard, opened by one backend. Depends on the
-// statement alone.
-[[noreturn]] void refuse_merge_partial(Oid fn) {
+// Refuses, before the scan, Citus's partial plan of the optdp aggregate fn,
+// with why (a fixed text): the statement alone decides, never its rows.
+//  - A *_merge: each shard's states would be opened by a worker's backend,
+//    and a transaction counts a state's nonce once per process only
+//    (states.cpp), so a state stored on two shards would add its rows twice
+//    under the noise and charge of one release (as in a parallel worker,
+//    which open_state refuses). Pushed down, a group's states are on one
+//    shard, opened by one backend.
+//  - An argument of a polymorphic type (an x of a type without a form of its
+//    own, extension/postgres/sql/65-types.sql), a release or a *_state form:
+//    Citus's worker_partial_agg checks the argument's type against the
+//    declared one at a shard's first row and fails, so the statement would
+//    fail with rows and return a value (a release, or a state) without them.
+[[noreturn]] void refuse_partial(Oid fn, const char* why) {
   const char* name = get_func_name(fn);
-  ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                  errmsg("%s: Citus would open the states on several nodes, where a state stored twice would count "
-                         "twice in one release: group by the table's distribution column, or merge on one node "
-                         "(SELECT the states, then merge them)",
-                         name ? name : "optdp")));
+  ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg("%s: %s", name ? name : "optdp", why)));
   pg_unreachable();
 }
 
@@ -285,8 +270,16 @@ void admit_agg(AggState* as, EState* estate) {
       }
       r = release_of(final_of(inner));
       if (optdp_aggregate(inner)) {
-        if (is_merge(inner)) refuse_merge_partial(inner);
-        if (polymorphic_args(inner)) refuse_polymorphic_partial(inner);
+        if (is_merge(inner))
+          refuse_partial(inner,
+                         "Citus would open the states on several nodes, where a state stored twice would count "
+                         "twice in one release: group by the table's distribution column, or merge on one node "
+                         "(SELECT the states, then merge them)");
+        if (polymorphic_args(inner))
+          refuse_partial(inner,
+                         "Citus cannot compute partial states of an argument of this type (only the common "
+                         "column types, such as integer, double precision, numeric, text and date, have a form "
+                         "of their own): cast it to one, or group by the table's distribution column");
       }
     } else if (r != nullptr && citus_internal_backend() && !ledger_named()) {
       // A release that Citus pushed down to this worker: the budget is the
