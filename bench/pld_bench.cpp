@@ -6,10 +6,13 @@
 //                               ledger's charge costs there today)
 //   AccountMixedHistory/n       the same with the history spread over 10
 //                               distinct epsilons (10 groups to convolve)
-//   AccountantAddGaussian/n     one discrete Gaussian release (sigma 200, grid
-//                               1/80000) composed onto a kept PLD of n such
-//                               releases: the incremental step a ledger-side
-//                               cache would take per charge
+//   AccountGaussianHistory/n    zcdp::account of n discrete Gaussian counts
+//                               at sigma 200 plus one more on (1, 1e-6): one
+//                               evaluation of the curve (what a charge costs
+//                               when the curve cache has no bound for it)
+//   ComposeGaussian/n           one discrete Gaussian release (sigma 200, grid
+//                               1/80000) composed onto a PLD of n such
+//                               releases by Pld::compose (direct convolution)
 #include <benchmark/benchmark.h>
 
 #include <cmath>
@@ -64,7 +67,7 @@ void account_gaussian_history(benchmark::State& state) {
 }
 BENCHMARK(account_gaussian_history)->Name("AccountGaussianHistory")->Arg(2235)->Unit(benchmark::kMillisecond);
 
-void accountant_add_gaussian(benchmark::State& state) {
+void compose_gaussian(benchmark::State& state) {
   const optdp::pld::Pld one = optdp::pld::Pld::discrete_gaussian(40000, 1, 80000);
   const optdp::pld::Pld kept = one.self_compose(static_cast<std::uint64_t>(state.range(0)));
   for (auto _ : state) {
@@ -72,7 +75,7 @@ void accountant_add_gaussian(benchmark::State& state) {
     benchmark::DoNotOptimize(next.delta(1.0));
   }
 }
-BENCHMARK(accountant_add_gaussian)->Name("AccountantAddGaussian")->Arg(10)->Arg(2000)->Unit(benchmark::kMillisecond);
+BENCHMARK(compose_gaussian)->Name("ComposeGaussian")->Arg(10)->Arg(2000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -151,22 +151,4 @@ double geometric_composed_delta(double alpha, std::uint64_t k, double E);
 // returned to double precision (not a rounded bound: a reference).
 double gdp_delta(double mu, double E);
 
-// An incremental accountant: the composed PLD of a history, one release at a
-// time, for a binding that keeps it between charges (issue 29, item 4).
-class Accountant {
- public:
-  explicit Accountant(double resolution = kDefaultResolution, double tail = kDefaultTail)
-      : pld_(resolution), tail_(tail) {}
-  void add(const Pld& release) { pld_ = pld_.compose(release, tail_); ++count_; }
-  // The history with `release` added, without changing the accountant.
-  Pld with(const Pld& release) const { return pld_.compose(release, tail_); }
-  const Pld& pld() const { return pld_; }
-  std::uint64_t count() const { return count_; }
-
- private:
-  Pld pld_;
-  double tail_;
-  std::uint64_t count_ = 0;
-};
-
 }  // namespace optdp::pld
