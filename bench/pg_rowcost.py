@@ -16,7 +16,10 @@ instructions over N and each private aggregate's ratio to its built-in.
 The fixed costs are included: the admission and the final function (under
 0.1 of an instruction a row at 2M rows serially); with workers, each
 worker's start, which for optdp's aggregates loads optdp_pg.so unless it is
-preloaded. The ledger's own connection is another backend, not counted.
+preloaded. With workers the totals are not reproducible (under valgrind the
+split of the table between the processes, and the leader's waits, change
+from query to query): bench/README.md. The ledger's own connection is
+another backend, not counted.
 Figures: bench/README.md, "Per-row instructions, PostgreSQL aggregates
 against built-ins".
 """

@@ -254,7 +254,9 @@ C* fn_cache(FunctionCallInfo fcinfo) {
 
 // The function instance's cache of the call's parameters (fn_extra), zeroed,
 // in the instance's memory (the execution's, under Citus's wrappers): created
-// by the first call that needs it.
+// by the first call that needs it. The counts', the sums' and the moments'
+// are created only once their parameters are read and checked, so that their
+// per-row paths take any cache they find for a ready one.
 template <class C>
 C* instance_cache(FunctionCallInfo fcinfo) {
   void* c = fcinfo->flinfo->fn_expr == nullptr ? citus_cache_new(fcinfo, sizeof(C)) : nullptr;
