@@ -323,8 +323,9 @@ TEST(Grid, QuantizeIsRoundOfClampOverG) {
 TEST(Grid, AddToInt128IsInt128Addition) {
   std::mt19937_64 gen(20261127);
   const __int128 one = 1;
+  const __int128 min = static_cast<__int128>(static_cast<unsigned __int128>(1) << 127);
   const __int128 starts[] = {0, -1, 1, (one << 64) - 1, -(one << 64), one << 64, (one << 63) - 1, -(one << 63),
-                             (one << 100) + 5, -(one << 100) - 5, ~(one << 127), one << 127};
+                             (one << 100) + 5, -(one << 100) - 5, ~min, min};
   const std::int64_t qs[] = {0, 1, -1, INT64_MAX, INT64_MIN, 1LL << 62, -(1LL << 62), 12345, -12345};
   alignas(16) unsigned char buf[24];
   auto check = [&](__int128 start, std::int64_t q) {
