@@ -53,12 +53,6 @@ MomentsPlan::MomentsPlan(Kind k, double e, double lo, double hi) : kind(k), eps(
   }
 }
 
-std::int64_t MomentsPlan::z(std::int64_t v) const {
-  const unsigned __int128 sq = static_cast<unsigned __int128>(static_cast<__int128>(v) * v);
-  if (shift == 0) return static_cast<std::int64_t>(sq);
-  return static_cast<std::int64_t>((sq + (static_cast<unsigned __int128>(1) << (shift - 1))) >> shift);
-}
-
 double MomentsPlan::mean(std::int64_t n, __int128 s1) const {
   if (n <= 0) return mid;
   // mid + (+-inf) for a huge ratio is clamped; never NaN (mid is finite).

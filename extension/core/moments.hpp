@@ -59,11 +59,16 @@ struct MomentsPlan {
 
   // The centred grid value of a row (not NaN); inline: it is the per-row step.
   std::int64_t y(double x) const {
-    x = x < lower ? lower : (x > upper ? upper : x);
+    x = x > lower ? x : lower;  // the clamp as maxsd then minsd compute it
+    x = x < upper ? x : upper;
     return round_to_int64((x - mid) * inv_g);
   }
-  // round(y^2 / 2^s), exactly.
-  std::int64_t z(std::int64_t y) const;
+  // round(y^2 / 2^s), exactly (ties up); inline: the variance's per-row step.
+  std::int64_t z(std::int64_t v) const {
+    const unsigned __int128 sq = static_cast<unsigned __int128>(static_cast<__int128>(v) * v);
+    if (shift == 0) return static_cast<std::int64_t>(sq);
+    return static_cast<std::int64_t>((sq + (static_cast<unsigned __int128>(1) << (shift - 1))) >> shift);
+  }
 
   // The released values from the noisy totals (post-processing only).
   double mean(std::int64_t n_noisy, __int128 s1_noisy) const;

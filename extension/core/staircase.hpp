@@ -15,6 +15,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -93,6 +94,21 @@ inline std::int64_t round_to_int64(double v) {
 #endif
 }
 
+// Adds q to the 128-bit integer (two's complement, little-endian) stored at
+// p, which need not be aligned (the engines' states keep exact sums as
+// bytes): as two 64-bit words, q sign-extended and added with the carry,
+// which is __int128 addition; inline, the sums' per-row step.
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the states' 128-bit sums are little-endian");
+inline void add_to_int128(unsigned char* p, std::int64_t q) {
+  std::uint64_t lo, hi;
+  std::memcpy(&lo, p, sizeof lo);
+  std::memcpy(&hi, p + 8, sizeof hi);
+  const std::uint64_t sum_lo = lo + static_cast<std::uint64_t>(q);
+  hi += static_cast<std::uint64_t>(q >> 63) + (sum_lo < lo);
+  std::memcpy(p, &sum_lo, sizeof sum_lo);
+  std::memcpy(p + 8, &hi, sizeof hi);
+}
+
 // The grid for real-valued sums (docs/sums.md; docs/math.md, "Real outputs on a
 // power-of-two grid"). Values are clamped into [lower, upper], rounded to the nearest
 // multiple of g, and summed as integers; integer noise with sensitivity D()
@@ -131,8 +147,10 @@ struct Grid {
   // callers. Inline: staircase_sum calls it on every row. x * inv_g is the
   // correctly rounded x / g (both are the exact x 2^-k, rounded once), and
   // |x / g| < 2^62 for x in [lower, upper], so the conversion cannot overflow.
+  // The clamp is written as maxsd then minsd compute it (no branch).
   std::int64_t quantize(double x, double lower, double upper) const {
-    x = x < lower ? lower : (x > upper ? upper : x);
+    x = x > lower ? x : lower;
+    x = x < upper ? x : upper;
     return round_to_int64(x * inv_g);
   }
 };

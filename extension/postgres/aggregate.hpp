@@ -254,7 +254,9 @@ C* fn_cache(FunctionCallInfo fcinfo) {
 
 // The function instance's cache of the call's parameters (fn_extra), zeroed,
 // in the instance's memory (the execution's, under Citus's wrappers): created
-// by the first call that needs it.
+// by the first call that needs it. The counts', the sums' and the moments'
+// are created only once their parameters are read and checked, so that their
+// per-row paths take any cache they find for a ready one.
 template <class C>
 C* instance_cache(FunctionCallInfo fcinfo) {
   void* c = fcinfo->flinfo->fn_expr == nullptr ? citus_cache_new(fcinfo, sizeof(C)) : nullptr;
@@ -275,13 +277,14 @@ template <double (*Check)(const CallParams&, int)>
 double count_param(FunctionCallInfo fcinfo, const char* function) {
   auto* cache = fn_cache<CountParam>(fcinfo);
   if (cache && cache->ready) return cache->value;
-  if (!cache) cache = instance_cache<CountParam>(fcinfo);
   CallParams p;
   read_call(fcinfo, function, -1, p);
   Failure f;
   double v = 0;
   run_cpp(f, function, [&] { v = Check(p, 0); });
   raise(f);
+  // Created only now, ready: the per-row path takes any cache for a read one.
+  if (!cache) cache = instance_cache<CountParam>(fcinfo);
   cache->value = v;
   cache->ready = true;
   return v;
@@ -325,19 +328,51 @@ inline void count_row(FunctionCallInfo fcinfo, const char* name, bytea* st, doub
   }
 }
 
+// Every row's path through the general steps: the first call of a group,
+// a state whose parameter is not yet the call's, a NULL x, a state with a
+// short header (which nodeAgg never makes: INITCOND's copy and what the
+// transition returned have 4-byte headers). Out of line, and entered by a
+// tail call, so that count_rows_trans's own path saves no register.
 template <class State, class Read>
-Datum count_rows_trans(FunctionCallInfo fcinfo, const char* name, Read read) {
-  static_assert(std::is_same_v<State, CountState>);
+[[gnu::noinline]] Datum count_rows_general(FunctionCallInfo fcinfo, const char* name, Read read) {
   auto* cache = fn_cache<CountParam>(fcinfo);
   bytea* st;
-  if (!(cache && cache->ready) || PG_ARGISNULL(0)) [[unlikely]] {
-    st = count_rows_first_call<State>(fcinfo, name, read);  // out of line: no stack frame per row
+  if (!(cache && cache->ready) || PG_ARGISNULL(0)) {
+    st = count_rows_first_call<State>(fcinfo, name, read);
     cache = fn_cache<CountParam>(fcinfo);
   } else {
     st = own_state(fcinfo);
   }
   count_row(fcinfo, name, st, cache->value, PG_NARGS() == 2 || !PG_ARGISNULL(1));
   PG_RETURN_BYTEA_P(st);
+}
+
+// One row: the count's 8 bytes incremented in place when the function
+// instance has read its parameter (fn_extra), the state has it (the same
+// bits) and the row counts; everything else, with the same outcome for every
+// row, in count_rows_general.
+template <class State, class Read>
+Datum count_rows_trans(FunctionCallInfo fcinfo, const char* name, Read read) {
+  static_assert(std::is_same_v<State, CountState>);
+  const auto* cache = static_cast<const CountParam*>(fcinfo->flinfo->fn_extra);  // ready once set
+  if (cache == nullptr || PG_ARGISNULL(0)) [[unlikely]]
+    return count_rows_general<State>(fcinfo, name, read);
+  unsigned char* st = reinterpret_cast<unsigned char*>(DatumGetPointer(PG_GETARG_DATUM(0)));
+  if (VARATT_IS_1B(st)) [[unlikely]]
+    return count_rows_general<State>(fcinfo, name, read);
+  unsigned char* data = st + VARHDRSZ;
+  std::uint64_t have, want;
+  std::memcpy(&have, data + offsetof(CountState, param), sizeof have);
+  std::memcpy(&want, &cache->value, sizeof want);
+  if (have != want) [[unlikely]]
+    return count_rows_general<State>(fcinfo, name, read);
+  if (PG_NARGS() == 2 || !PG_ARGISNULL(1)) {
+    std::int64_t n;
+    std::memcpy(&n, data + offsetof(CountState, rows), sizeof n);
+    ++n;
+    std::memcpy(data + offsetof(CountState, rows), &n, sizeof n);
+  }
+  return PointerGetDatum(st);
 }
 
 // Adds two count states; refuses two with different parameters and keeps the

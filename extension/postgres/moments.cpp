@@ -85,10 +85,10 @@ static_assert(std::is_trivially_copyable_v<optdp::MomentsPlan>);
 const optdp::MomentsPlan& moments_plan(FunctionCallInfo fcinfo, const char* function, optdp::MomentsPlan::Kind kind) {
   auto* cache = fn_cache<MomentsCache>(fcinfo);
   if (cache && cache->ready) return cache->plan();
-  if (!cache) cache = instance_cache<MomentsCache>(fcinfo);
   CallParams p;
   read_call(fcinfo, function, 1, p);
   Failure f;
+  alignas(8) unsigned char plan_bytes[sizeof(optdp::MomentsPlan)];
   run_cpp(f, function, [&] {
     all_constant(p, {"eps", "lower", "upper"});
     // read in order (a constructor's arguments are evaluated in no set order)
@@ -96,15 +96,21 @@ const optdp::MomentsPlan& moments_plan(FunctionCallInfo fcinfo, const char* func
     const double lower = number_param(p, 1, "lower");
     const double upper = number_param(p, 2, "upper");
     const optdp::MomentsPlan plan(kind, eps, lower, upper);
-    std::memcpy(cache->plan_bytes, &plan, sizeof plan);
+    std::memcpy(plan_bytes, &plan, sizeof plan);
   });
   raise(f);
+  // Created only now, ready: moments_trans takes any cache for a read one.
+  if (!cache) cache = instance_cache<MomentsCache>(fcinfo);
+  std::memcpy(cache->plan_bytes, plan_bytes, sizeof plan_bytes);
   cache->ready = true;
   return cache->plan();
 }
 
+// The general steps, for the rows that moments_trans leaves: the first call
+// of a group, a state without the parameters, a NULL or NaN x, a state with a
+// short header (which nodeAgg never makes).
 template <optdp::MomentsPlan::Kind K>
-Datum moments_trans(FunctionCallInfo fcinfo) {
+[[gnu::noinline]] Datum moments_trans_general(FunctionCallInfo fcinfo) {
   const char* fallback = K == optdp::MomentsPlan::Kind::Mean ? "private_avg" : "private_var";
   auto* cache = fn_cache<MomentsCache>(fcinfo);
   bytea* st;
@@ -136,6 +142,44 @@ Datum moments_trans(FunctionCallInfo fcinfo) {
     store(st, s);
   }
   PG_RETURN_BYTEA_P(st);
+}
+
+// Where has_params is in a state (MomentsState is not standard-layout, so
+// no offsetof); a constant once optimised.
+inline std::size_t has_params_offset() {
+  const MomentsState s{};
+  return static_cast<std::size_t>(reinterpret_cast<const unsigned char*>(&s.has_params) -
+                                  reinterpret_cast<const unsigned char*>(&s));
+}
+
+// Every other row: n, S1 (and S2) updated in place, in a state that has the
+// call's parameters; no stack frame (moments_trans_general is a tail call).
+template <optdp::MomentsPlan::Kind K>
+Datum moments_trans(FunctionCallInfo fcinfo) {
+  const auto* cache = static_cast<const MomentsCache*>(fcinfo->flinfo->fn_extra);  // ready once set
+  if (cache == nullptr || PG_ARGISNULL(0) || PG_ARGISNULL(1)) [[unlikely]]
+    return moments_trans_general<K>(fcinfo);
+  unsigned char* st = reinterpret_cast<unsigned char*>(DatumGetPointer(PG_GETARG_DATUM(0)));
+  if (VARATT_IS_1B(st)) [[unlikely]]
+    return moments_trans_general<K>(fcinfo);
+  std::int32_t has;
+  std::memcpy(&has, st + VARHDRSZ + has_params_offset(), sizeof has);
+  if (!has) [[unlikely]]
+    return moments_trans_general<K>(fcinfo);
+  const double x = PG_GETARG_FLOAT8(1);
+  if (std::isnan(x)) [[unlikely]]
+    return moments_trans_general<K>(fcinfo);
+  const optdp::MomentsPlan& plan = cache->plan();
+  unsigned char* d = st + VARHDRSZ;  // the MomentSums at the state's start
+  const std::int64_t y = plan.y(x);
+  std::int64_t n;
+  std::memcpy(&n, d + offsetof(optdp::MomentSums, n), sizeof n);
+  ++n;
+  std::memcpy(d + offsetof(optdp::MomentSums, n), &n, sizeof n);
+  optdp::add_to_int128(d + offsetof(optdp::MomentSums, s1_bytes), y);
+  if constexpr (K != optdp::MomentsPlan::Kind::Mean)
+    optdp::add_to_int128(d + offsetof(optdp::MomentSums, s2_bytes), plan.z(y));
+  return PointerGetDatum(st);
 }
 
 enum class Stat { Avg, Var, Stddev };

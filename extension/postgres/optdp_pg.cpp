@@ -433,7 +433,6 @@ struct SumParams {
 const SumParams& sum_params(FunctionCallInfo fcinfo, const char* function) {
   auto* cache = fn_cache<SumParams>(fcinfo);
   if (cache && cache->ready) return *cache;
-  if (!cache) cache = instance_cache<SumParams>(fcinfo);
   CallParams p;
   read_call(fcinfo, function, 1, p);
   Failure f;
@@ -460,6 +459,8 @@ const SumParams& sum_params(FunctionCallInfo fcinfo, const char* function) {
   });
   raise(f);
   s.ready = true;
+  // Created only now, ready: optdp_sum_trans takes any cache for a read one.
+  if (!cache) cache = instance_cache<SumParams>(fcinfo);
   *cache = s;
   return *cache;
 }
@@ -512,22 +513,22 @@ namespace {
 extern "C" {
 
 // optdp_sum_trans(state, x, params...): adds x, clamped and rounded to the grid.
-Datum optdp_sum_trans(PG_FUNCTION_ARGS) {
+// The general steps, for the rows that sum_trans_row leaves: the first call
+// of a group, a state without the parameters, a NULL or NaN x, a state with
+// a short header (which nodeAgg never makes).
+[[gnu::noinline]] static Datum sum_trans_general(FunctionCallInfo fcinfo) {
   auto* cache = fn_cache<SumParams>(fcinfo);
   bytea* st;
-  if (!(cache && cache->ready) || PG_ARGISNULL(0)) [[unlikely]]
+  if (!(cache && cache->ready) || PG_ARGISNULL(0))
     st = sum_first_call(fcinfo, cache);
   else
     st = own_state(fcinfo);
   std::int32_t has;
   std::memcpy(&has, reinterpret_cast<unsigned char*>(VARDATA_ANY(st)) + offsetof(SumState, has_params), sizeof has);
-  if (!has) [[unlikely]]
-    note_sum_params(st, *cache);
+  if (!has) note_sum_params(st, *cache);
   if (!PG_ARGISNULL(1)) {
     double x = PG_GETARG_FLOAT8(1);
     if (std::isnan(x)) x = 0;  // as SQLite's sum() reads NaN: never an error on a row's value
-    // Only the 16 bytes of the sum are read and written on the per-row path
-    // (copying the whole state costs about 1 ns a row).
     unsigned char* sum = reinterpret_cast<unsigned char*>(VARDATA_ANY(st)) + offsetof(SumState, sum_bytes);
     __int128 v;
     std::memcpy(&v, sum, sizeof v);
@@ -535,6 +536,27 @@ Datum optdp_sum_trans(PG_FUNCTION_ARGS) {
     std::memcpy(sum, &v, sizeof v);
   }
   PG_RETURN_BYTEA_P(st);
+}
+
+// Every other row: x (not NULL, not NaN) clamped, rounded to the grid and
+// added to the 16 bytes of the sum in place, in a state that has the call's
+// parameters; no stack frame (sum_trans_general is a tail call).
+Datum optdp_sum_trans(PG_FUNCTION_ARGS) {
+  const auto* cache = static_cast<const SumParams*>(fcinfo->flinfo->fn_extra);  // ready once set
+  if (cache == nullptr || PG_ARGISNULL(0) || PG_ARGISNULL(1)) [[unlikely]]
+    return sum_trans_general(fcinfo);
+  unsigned char* st = reinterpret_cast<unsigned char*>(DatumGetPointer(PG_GETARG_DATUM(0)));
+  if (VARATT_IS_1B(st)) [[unlikely]]
+    return sum_trans_general(fcinfo);
+  std::int32_t has;
+  std::memcpy(&has, st + VARHDRSZ + offsetof(SumState, has_params), sizeof has);
+  if (!has) [[unlikely]]
+    return sum_trans_general(fcinfo);
+  const double x = PG_GETARG_FLOAT8(1);
+  if (std::isnan(x)) [[unlikely]]
+    return sum_trans_general(fcinfo);
+  optdp::add_to_int128(st + VARHDRSZ + offsetof(SumState, sum_bytes), cache->grid.quantize(x, cache->lower, cache->upper));
+  return PointerGetDatum(st);
 }
 
 Datum optdp_sum_combine(PG_FUNCTION_ARGS) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include "core/format.hpp"
@@ -313,6 +314,37 @@ TEST(Grid, QuantizeIsRoundOfClampOverG) {
         ASSERT_EQ(g.quantize(x, lo, hi), expected(x)) << eps << " [" << lo << ", " << hi << "] x=" << x;
       }
     }
+  }
+}
+
+// add_to_int128 (the sums' per-row step on the engines' state bytes) is
+// __int128 addition: across the carry and borrow between the two words, at
+// the extremes of q, and on random sums at an unaligned address.
+TEST(Grid, AddToInt128IsInt128Addition) {
+  std::mt19937_64 gen(20261127);
+  const __int128 one = 1;
+  const __int128 min = static_cast<__int128>(static_cast<unsigned __int128>(1) << 127);
+  const __int128 starts[] = {0, -1, 1, (one << 64) - 1, -(one << 64), one << 64, (one << 63) - 1, -(one << 63),
+                             (one << 100) + 5, -(one << 100) - 5, ~min, min};
+  const std::int64_t qs[] = {0, 1, -1, INT64_MAX, INT64_MIN, 1LL << 62, -(1LL << 62), 12345, -12345};
+  alignas(16) unsigned char buf[24];
+  auto check = [&](__int128 start, std::int64_t q) {
+    std::memcpy(buf + 4, &start, sizeof start);  // 4-byte aligned, as in a bytea state
+    add_to_int128(buf + 4, q);
+    __int128 got;
+    std::memcpy(&got, buf + 4, sizeof got);
+    // modulo 2^128, as the state's sum (no row total comes near 2^127)
+    const __int128 want = static_cast<__int128>(static_cast<unsigned __int128>(start) +
+                                                static_cast<unsigned __int128>(static_cast<__int128>(q)));
+    ASSERT_TRUE(got == want) << static_cast<long long>(start >> 64) << ":" << static_cast<unsigned long long>(start)
+                             << " + " << q;
+  };
+  for (__int128 start : starts)
+    for (std::int64_t q : qs) check(start, q);
+  for (int i = 0; i < 100000; ++i) {
+    const auto bits = (static_cast<unsigned __int128>(gen()) << 64) | gen();
+    const __int128 start = static_cast<__int128>(bits) >> (gen() % 128);
+    check(start, static_cast<std::int64_t>(gen()) >> (gen() % 64));
   }
 }
 

@@ -487,6 +487,56 @@ class Parameters(unittest.TestCase):
             self.assertEqual(state[32:], "000000000000e03f" + "00" * 8 + "0000000000002440" + "01000000" + "00" * 4,
                              mode)
 
+    def test_exact_states_whatever_path_each_row_takes(self):
+        # The transitions update the state in place on a short path and take the
+        # general one for a group's first row, NULL and NaN rows (and a state
+        # without parameters); both must give the exact state: the count, the
+        # 128-bit sums of grid integers (crossing zero many times: the carry
+        # between their two 64-bit words), clamped rows, NaN read as 0. Checked
+        # against the sums computed here, serially, in parallel and by group.
+        self.S.psql(self.RAW + "DROP AGGREGATE IF EXISTS private_raw_count(float8, float8); "
+                    "CREATE AGGREGATE private_raw_count(float8, float8) (SFUNC = optdp_count_trans, STYPE = bytea, "
+                    "INITCOND = '\\x%s', COMBINEFUNC = optdp_count_combine, PARALLEL = SAFE); "
+                    "DROP TABLE IF EXISTS paths; CREATE TABLE paths AS SELECT i, CASE WHEN i %% 17 = 0 OR i IN (0, 3001) "
+                    "THEN NULL WHEN i %% 13 = 0 THEN 'NaN'::float8 WHEN i %% 2 = 0 THEN -(i %% 1500) - 0.5 "
+                    "ELSE i %% 1500 + 1 END::float8 AS x FROM generate_series(0, 3001) i; ANALYZE paths;"
+                    % ("00" * 16))
+        rows = [(int(i), None if x == "NULL" else float(x))
+                for i, x in self.S.psql("SELECT i, coalesce(x::text, 'NULL') FROM paths")]
+        self.assertEqual(len(rows), 3002)
+
+        def le(hex_text, signed=True):
+            return int.from_bytes(bytes.fromhex(hex_text), "little", signed=signed)
+
+        # the grid steps, from one row at the upper bound
+        one = "SELECT encode(%s, 'hex') FROM (VALUES (1000::float8)) v(x)"
+        sum_q = le(self.S.psql(one % "private_raw_sum(x, 1, -1000, 1000)")[0][0][:32])
+        avg_q = le(self.S.psql(one % "private_raw_avg(x, 1, -1000, 1000)")[0][0][:32])
+        self.assertTrue(sum_q > 1000 and avg_q > 1000, (sum_q, avg_q))
+
+        def grid(x, q):  # round(clamp(x) / g) with g = 1000 / q, exact (integer x, g a power of two)
+            x = 0.0 if x != x else min(max(x, -1000.0), 1000.0)
+            return round(x * q / 1000)
+
+        for mode in (SERIAL, PARALLEL):
+            for groups in (1, 3):
+                got = self.S.psql(mode + "SELECT i %% %d, encode(private_raw_count(0.5), 'hex'), "
+                                  "encode(private_raw_count(x, 0.5), 'hex'), "
+                                  "encode(private_raw_sum(x, 1, -1000, 1000), 'hex'), "
+                                  "encode(private_raw_avg(x, 1, -1000, 1000), 'hex') FROM paths GROUP BY 1 ORDER BY 1"
+                                  % groups)
+                self.assertEqual(len(got), groups)
+                for key, count, count_x, sum_state, avg_state in got:
+                    mine = [x for i, x in rows if i % groups == int(key)]
+                    values = [x for x in mine if x is not None]
+                    where = (mode, groups, key)
+                    self.assertEqual(le(count[:16]), len(mine), where)
+                    self.assertEqual(le(count_x[:16]), len(values), where)
+                    self.assertEqual(le(sum_state[:32]), sum(grid(x, sum_q) for x in values), where)
+                    self.assertEqual(sum_state[96:104], "01000000", where)  # has_params
+                    self.assertEqual(le(avg_state[:32]), sum(grid(x, avg_q) for x in values), where)
+                    self.assertEqual(le(avg_state[64:80]), len(values), where)  # n
+
     def test_combine_refuses_states_made_with_other_parameters(self):
 
         self.S.psql(self.RAW + self.COMBINES)
