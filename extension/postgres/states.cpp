@@ -42,6 +42,7 @@
 #include <sodium.h>
 
 #include "postgres/aggregate.hpp"
+#include "postgres/citus.hpp"
 #include "postgres/common.hpp"
 
 extern "C" {
@@ -49,6 +50,7 @@ extern "C" {
 #include "fmgr.h"
 #include "access/parallel.h"
 #include "access/xact.h"
+#include "executor/nodeAgg.h"
 #include "miscadmin.h"
 #include "storage/proc.h"
 #include "utils/guc.h"
@@ -246,6 +248,24 @@ bytea* seal_state(const char* function, Shipped kind, bytea* state) {
   return out;
 }
 
+namespace {
+
+// The nonce of the last state open_state opened for a merge under Citus's
+// worker_partial_agg, and how many it has opened: merge_trans appends it to
+// the merge's state (read only right after the merge's own step returned).
+unsigned char partial_nonce[kNonceBytes];
+std::uint64_t partial_opened = 0;
+
+// Whether the running transition is a merge's under Citus's
+// worker_partial_agg: its state leaves this process for the coordinator.
+bool under_worker_partial(FunctionCallInfo fcinfo) {
+  Aggref* a = fcinfo->context && IsA(fcinfo->context, AggState) ? AggGetAggref(fcinfo) : nullptr;
+  Oid inner;
+  return a != nullptr && citus_aggregate(a, &inner) == CitusAgg::WorkerPartial;
+}
+
+}  // namespace
+
 bytea* open_state(FunctionCallInfo fcinfo, int i, const char* merge, Shipped kind) {
   if (PG_ARGISNULL(i))
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -270,13 +290,145 @@ bytea* open_state(FunctionCallInfo fcinfo, int i, const char* merge, Shipped kin
                     errmsg("%s: state is not a state this cluster shipped (its authentication tag does not verify; "
                            "shards and coordinator must share the key of optdp.state_key_file)", merge)));
   const std::size_t n = size - kSealBytes;
-  if (!first_opening(data + n))
+  if (under_worker_partial(fcinfo)) {
+    // Counted where the partial states meet (merge_combine, merge_final):
+    // this process sees only its shards' share.
+    std::memcpy(partial_nonce, data + n, kNonceBytes);
+    ++partial_opened;
+  } else if (!first_opening(data + n))
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                     errmsg("%s: state was already merged in this transaction (a shipped state counts once)", merge)));
   auto* out = static_cast<bytea*>(palloc(VARHDRSZ + n));
   SET_VARSIZE(out, VARHDRSZ + n);
   std::memcpy(VARDATA(out), data, n);
   return out;
+}
+
+// ---- a merge's transition state: its release's state and the nonces ----------
+//
+// A *_merge's state is its release's state, then the nonces of the shipped
+// states it opened under Citus's worker_partial_agg (16 bytes each), then
+// their number (8 bytes; INITCOND: the release's, then 8 zero bytes). On one
+// server (and pushed down) the transaction's table counts every state as it
+// is opened and the list stays empty. In Citus's partial plan each worker's
+// backend sees only its shards' states, so their nonces travel in the partial
+// state: the coordinator's combine refuses a nonce that two partial states
+// (or one) carry, and the final function records the combined nonces in the
+// coordinator's own table before it releases, so that two merges of one
+// transaction cannot both add a state. A forged partial state could drop a
+// nonce, but a role that can forge partial states can forge the rows they
+// hold too (docs/scale.md, "Privileges").
+
+namespace {
+
+struct Merged {
+  const unsigned char* inner;  // the release's state
+  std::size_t inner_size;
+  const unsigned char* nonces;  // count * kNonceBytes, after it
+  std::uint64_t count;
+};
+
+Merged split_merged(FunctionCallInfo fcinfo, bytea* st) {
+  const std::size_t size = VARSIZE_ANY_EXHDR(st);
+  const auto* data = reinterpret_cast<const unsigned char*>(VARDATA_ANY(st));
+  Merged m{};
+  if (size >= sizeof m.count) std::memcpy(&m.count, data + size - sizeof m.count, sizeof m.count);
+  if (size < sizeof m.count || m.count > (size - sizeof m.count) / kNonceBytes)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("%s: the partial state is not one of this merge's (its list of shipped states does not "
+                           "fit its size)", agg_name(fcinfo, "optdp"))));
+  m.inner = data;
+  m.inner_size = size - sizeof m.count - m.count * kNonceBytes;
+  m.nonces = data + m.inner_size;
+  return m;
+}
+
+bytea* inner_copy(const Merged& m) {
+  auto* b = static_cast<bytea*>(palloc(VARHDRSZ + m.inner_size));
+  SET_VARSIZE(b, VARHDRSZ + m.inner_size);
+  std::memcpy(VARDATA(b), m.inner, m.inner_size);
+  return b;
+}
+
+// A merge's state: inner's bytes, the nonces (count of them), then count.
+bytea* merged_state(bytea* inner, const unsigned char* nonces, std::uint64_t count) {
+  const std::size_t n = VARSIZE_ANY_EXHDR(inner);
+  const std::size_t size = n + count * kNonceBytes + sizeof count;
+  auto* b = static_cast<bytea*>(palloc(VARHDRSZ + size));
+  SET_VARSIZE(b, VARHDRSZ + size);
+  auto* data = reinterpret_cast<unsigned char*>(VARDATA(b));
+  std::memcpy(data, VARDATA_ANY(inner), n);
+  if (count > 0) std::memcpy(data + n, nonces, count * kNonceBytes);
+  std::memcpy(data + size - sizeof count, &count, sizeof count);
+  return b;
+}
+
+[[noreturn]] void refuse_merged_twice(const char* merge) {
+  ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                  errmsg("%s: state was already merged in this transaction (a shipped state counts once)", merge)));
+  pg_unreachable();
+}
+
+int compare_nonces(const void* a, const void* b) { return std::memcmp(a, b, kNonceBytes); }
+
+}  // namespace
+
+Datum merge_trans(FunctionCallInfo fcinfo, PGFunction add) {
+  const bool partial = under_worker_partial(fcinfo);
+  Merged m{};
+  if (!PG_ARGISNULL(0)) {
+    m = split_merged(fcinfo, PG_GETARG_BYTEA_PP(0));
+    fcinfo->args[0].value = PointerGetDatum(inner_copy(m));
+  }
+  const std::uint64_t opened_before = partial_opened;
+  const Datum out = add(fcinfo);
+  bytea* inner = DatumGetByteaPP(out);
+  if (!partial) return PointerGetDatum(merged_state(inner, m.nonces, m.count));
+  if (partial_opened != opened_before + 1)
+    ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR), errmsg("%s: a merge's step opened no state",
+                                                            agg_name(fcinfo, "optdp"))));
+  bytea* b = merged_state(inner, m.nonces, m.count + 1);
+  auto* data = reinterpret_cast<unsigned char*>(VARDATA(b));
+  std::memcpy(data + VARSIZE_ANY_EXHDR(inner) + m.count * kNonceBytes, partial_nonce, kNonceBytes);
+  return PointerGetDatum(b);
+}
+
+Datum merge_combine(FunctionCallInfo fcinfo, PGFunction combine) {
+  if (PG_ARGISNULL(0) || PG_ARGISNULL(1)) {
+    // STRICT: PostgreSQL and Citus keep the other state (checked as any)
+    if (!PG_ARGISNULL(0)) (void)split_merged(fcinfo, PG_GETARG_BYTEA_PP(0));
+    if (!PG_ARGISNULL(1)) (void)split_merged(fcinfo, PG_GETARG_BYTEA_PP(1));
+    if (PG_ARGISNULL(0) && PG_ARGISNULL(1)) PG_RETURN_NULL();
+    PG_RETURN_DATUM(PG_ARGISNULL(0) ? PG_GETARG_DATUM(1) : PG_GETARG_DATUM(0));
+  }
+  const Merged a = split_merged(fcinfo, PG_GETARG_BYTEA_PP(0));
+  const Merged b = split_merged(fcinfo, PG_GETARG_BYTEA_PP(1));
+  // the union, sorted: a nonce that either state or both carry twice is a
+  // state stored twice (on two shards, or twice on one)
+  const std::uint64_t count = a.count + b.count;
+  auto* nonces = static_cast<unsigned char*>(palloc(count * kNonceBytes + 1));
+  if (a.count > 0) std::memcpy(nonces, a.nonces, a.count * kNonceBytes);
+  if (b.count > 0) std::memcpy(nonces + a.count * kNonceBytes, b.nonces, b.count * kNonceBytes);
+  qsort(nonces, count, kNonceBytes, compare_nonces);
+  for (std::uint64_t i = 1; i < count; ++i)
+    if (std::memcmp(nonces + (i - 1) * kNonceBytes, nonces + i * kNonceBytes, kNonceBytes) == 0)
+      refuse_merged_twice(agg_name(fcinfo, "optdp"));
+  fcinfo->args[0].value = PointerGetDatum(inner_copy(a));
+  fcinfo->args[1].value = PointerGetDatum(inner_copy(b));
+  const Datum out = combine(fcinfo);
+  return PointerGetDatum(merged_state(DatumGetByteaPP(out), nonces, count));
+}
+
+Datum merge_final(FunctionCallInfo fcinfo, PGFunction release) {
+  if (!PG_ARGISNULL(0)) {
+    const Merged m = split_merged(fcinfo, PG_GETARG_BYTEA_PP(0));
+    // The partial states' nonces, counted in this transaction as the states
+    // opened here are, before the release (its charge and its noise).
+    for (std::uint64_t i = 0; i < m.count; ++i)
+      if (!first_opening(m.nonces + i * kNonceBytes)) refuse_merged_twice(agg_name(fcinfo, "optdp"));
+    fcinfo->args[0].value = PointerGetDatum(inner_copy(m));
+  }
+  return release(fcinfo);
 }
 
 }  // namespace optdp_pg
