@@ -25,9 +25,10 @@ CREATE FUNCTION optdp_sum_state_final(bytea) RETURNS bytea
   AS 'MODULE_PATHNAME', 'optdp_sum_state_final' LANGUAGE C PARALLEL SAFE;
 
 -- The merges' combine and final functions: the releases' own, wrapped
--- (merges.cpp): a merge's state is its release's state, then the nonces of
--- the shipped states opened under Citus's worker_partial_agg and their number
--- (8 bytes: a merge's INITCOND is its release's and 8 zero bytes).
+-- (merges.cpp): a merge's state is its release's state, then room for the
+-- nonces of the shipped states opened under Citus's worker_partial_agg, then
+-- their count and the room's (16 bytes: a merge's INITCOND is its release's
+-- and 16 zero bytes; states.cpp).
 CREATE FUNCTION optdp_count_merge_combine(bytea, bytea) RETURNS bytea
   AS 'MODULE_PATHNAME', 'optdp_count_merge_combine' LANGUAGE C STRICT PARALLEL SAFE;
 CREATE FUNCTION optdp_sum_merge_combine(bytea, bytea) RETURNS bytea
@@ -98,7 +99,7 @@ CREATE AGGREGATE private_count_state(x anyelement, alpha float8) (
   FINALFUNC = optdp_count_state_final, PARALLEL = SAFE);
 -- merges shipped private_count states and releases once
 CREATE AGGREGATE private_count_merge(state bytea, alpha float8) (
-  SFUNC = optdp_count_merge_trans, STYPE = bytea, INITCOND = '\x000000000000000000000000000000000000000000000000',
+  SFUNC = optdp_count_merge_trans, STYPE = bytea, INITCOND = '\x0000000000000000000000000000000000000000000000000000000000000000',
   COMBINEFUNC = optdp_count_merge_combine,
   FINALFUNC = optdp_count_merge_final, PARALLEL = RESTRICTED);
 
@@ -114,7 +115,7 @@ CREATE AGGREGATE staircase_sum_state(x float8, eps float8, delta float8) (
   FINALFUNC = optdp_sum_state_final, PARALLEL = SAFE);
 -- merges shipped staircase_sum states and releases once
 CREATE AGGREGATE staircase_sum_merge(state bytea, eps float8, delta float8) (
-  SFUNC = optdp_sum_merge_trans, STYPE = bytea, INITCOND = '\x00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
+  SFUNC = optdp_sum_merge_trans, STYPE = bytea, INITCOND = '\x000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
   COMBINEFUNC = optdp_sum_merge_combine,
   FINALFUNC = optdp_staircase_merge_final, PARALLEL = RESTRICTED);
 
@@ -130,7 +131,7 @@ CREATE AGGREGATE staircase_sum_state(x float8, eps float8, lower float8, upper f
   FINALFUNC = optdp_sum_state_final, PARALLEL = SAFE);
 -- merges shipped staircase_sum states and releases once
 CREATE AGGREGATE staircase_sum_merge(state bytea, eps float8, lower float8, upper float8) (
-  SFUNC = optdp_sum_merge_trans, STYPE = bytea, INITCOND = '\x00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
+  SFUNC = optdp_sum_merge_trans, STYPE = bytea, INITCOND = '\x000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
   COMBINEFUNC = optdp_sum_merge_combine,
   FINALFUNC = optdp_staircase_merge_final, PARALLEL = RESTRICTED);
 
@@ -146,7 +147,7 @@ CREATE AGGREGATE staircase_sum_state(x float8, eps float8, lower float8, upper f
   FINALFUNC = optdp_sum_state_final, PARALLEL = SAFE);
 -- merges shipped staircase_sum states and releases once
 CREATE AGGREGATE staircase_sum_merge(state bytea, eps float8, lower float8, upper float8, cost text) (
-  SFUNC = optdp_sum_merge_trans, STYPE = bytea, INITCOND = '\x00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
+  SFUNC = optdp_sum_merge_trans, STYPE = bytea, INITCOND = '\x000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
   COMBINEFUNC = optdp_sum_merge_combine,
   FINALFUNC = optdp_staircase_merge_final, PARALLEL = RESTRICTED);
 
@@ -162,7 +163,7 @@ CREATE AGGREGATE laplace_sum_state(x float8, eps float8, delta float8) (
   FINALFUNC = optdp_sum_state_final, PARALLEL = SAFE);
 -- merges shipped laplace_sum states and releases once
 CREATE AGGREGATE laplace_sum_merge(state bytea, eps float8, delta float8) (
-  SFUNC = optdp_sum_merge_trans, STYPE = bytea, INITCOND = '\x00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
+  SFUNC = optdp_sum_merge_trans, STYPE = bytea, INITCOND = '\x000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
   COMBINEFUNC = optdp_sum_merge_combine,
   FINALFUNC = optdp_laplace_merge_final, PARALLEL = RESTRICTED);
 
@@ -178,7 +179,7 @@ CREATE AGGREGATE laplace_sum_state(x float8, eps float8, lower float8, upper flo
   FINALFUNC = optdp_sum_state_final, PARALLEL = SAFE);
 -- merges shipped laplace_sum states and releases once
 CREATE AGGREGATE laplace_sum_merge(state bytea, eps float8, lower float8, upper float8) (
-  SFUNC = optdp_sum_merge_trans, STYPE = bytea, INITCOND = '\x00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
+  SFUNC = optdp_sum_merge_trans, STYPE = bytea, INITCOND = '\x000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
   COMBINEFUNC = optdp_sum_merge_combine,
   FINALFUNC = optdp_laplace_merge_final, PARALLEL = RESTRICTED);
 

@@ -33,6 +33,7 @@
 // not verified.
 #include <cerrno>
 #include <cstdint>
+#include <algorithm>
 #include <cstring>
 
 #include <fcntl.h>
@@ -306,39 +307,51 @@ bytea* open_state(FunctionCallInfo fcinfo, int i, const char* merge, Shipped kin
 
 // ---- a merge's transition state: its release's state and the nonces ----------
 //
-// A *_merge's state is its release's state, then the nonces of the shipped
-// states it opened under Citus's worker_partial_agg (16 bytes each), then
-// their number (8 bytes; INITCOND: the release's, then 8 zero bytes). On one
-// server (and pushed down) the transaction's table counts every state as it
-// is opened and the list stays empty. In Citus's partial plan each worker's
-// backend sees only its shards' states, so their nonces travel in the partial
-// state: the coordinator's combine refuses a nonce that two partial states
-// (or one) carry, and the final function records the combined nonces in the
-// coordinator's own table before it releases, so that two merges of one
-// transaction cannot both add a state. A forged partial state could drop a
-// nonce, but a role that can forge partial states can forge the rows they
-// hold too (docs/scale.md, "Privileges").
+// A *_merge's state is its release's state, then room for `capacity` nonces
+// (16 bytes each) of which the first `count` are those of the shipped states
+// it opened under Citus's worker_partial_agg, then count and capacity (8
+// bytes each; INITCOND: the release's, then 16 zero bytes). On one server
+// (and pushed down) the transaction's table counts every state as it is
+// opened and the list stays empty. In Citus's partial plan each worker's
+// backend sees only its shards' states, so their nonces travel in the
+// partial state: the coordinator's combine refuses a nonce that two partial
+// states (or one) carry, and the final function records the combined nonces
+// in the coordinator's own table before it releases, so that two merges of
+// one transaction cannot both add a state. A forged partial state could drop
+// a nonce, but a role that could have one combined could forge the rows it
+// holds too (docs/scale.md, "Privileges": none is ever combined).
+//
+// The merge's own step runs on the release's state in place: the state's
+// length is set to the release's part for the call, so that the room and
+// the trailer after it stay untouched (no merge step frees or reallocates
+// the state it is given: each modifies it in place or returns a new one),
+// and the list grows by doubling its room; so one server's merges copy no
+// more than before, and a shard's list costs O(1) per state.
 
 namespace {
 
 struct Merged {
-  const unsigned char* inner;  // the release's state
+  unsigned char* inner;  // the release's state
   std::size_t inner_size;
-  const unsigned char* nonces;  // count * kNonceBytes, after it
-  std::uint64_t count;
+  unsigned char* nonces;  // capacity * kNonceBytes, after it; the first count in use
+  std::uint64_t count, capacity;
 };
+constexpr std::size_t kTrailer = 2 * sizeof(std::uint64_t);
 
 Merged split_merged(FunctionCallInfo fcinfo, bytea* st) {
   const std::size_t size = VARSIZE_ANY_EXHDR(st);
-  const auto* data = reinterpret_cast<const unsigned char*>(VARDATA_ANY(st));
+  auto* data = reinterpret_cast<unsigned char*>(VARDATA_ANY(st));
   Merged m{};
-  if (size >= sizeof m.count) std::memcpy(&m.count, data + size - sizeof m.count, sizeof m.count);
-  if (size < sizeof m.count || m.count > (size - sizeof m.count) / kNonceBytes)
+  if (size >= kTrailer) {
+    std::memcpy(&m.count, data + size - kTrailer, sizeof m.count);
+    std::memcpy(&m.capacity, data + size - sizeof m.capacity, sizeof m.capacity);
+  }
+  if (size < kTrailer || m.capacity > (size - kTrailer) / kNonceBytes || m.count > m.capacity)
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                     errmsg("%s: the partial state is not one of this merge's (its list of shipped states does not "
                            "fit its size)", agg_name(fcinfo, "optdp"))));
   m.inner = data;
-  m.inner_size = size - sizeof m.count - m.count * kNonceBytes;
+  m.inner_size = size - kTrailer - m.capacity * kNonceBytes;
   m.nonces = data + m.inner_size;
   return m;
 }
@@ -350,16 +363,22 @@ bytea* inner_copy(const Merged& m) {
   return b;
 }
 
-// A merge's state: inner's bytes, the nonces (count of them), then count.
-bytea* merged_state(bytea* inner, const unsigned char* nonces, std::uint64_t count) {
+void write_trailer(unsigned char* end, std::uint64_t count, std::uint64_t capacity) {
+  std::memcpy(end - kTrailer, &count, sizeof count);
+  std::memcpy(end - sizeof capacity, &capacity, sizeof capacity);
+}
+
+// A merge's state: inner's bytes, room for capacity nonces holding the
+// count given, then the trailer.
+bytea* merged_state(bytea* inner, const unsigned char* nonces, std::uint64_t count, std::uint64_t capacity) {
   const std::size_t n = VARSIZE_ANY_EXHDR(inner);
-  const std::size_t size = n + count * kNonceBytes + sizeof count;
-  auto* b = static_cast<bytea*>(palloc(VARHDRSZ + size));
+  const std::size_t size = n + capacity * kNonceBytes + kTrailer;
+  auto* b = static_cast<bytea*>(palloc0(VARHDRSZ + size));
   SET_VARSIZE(b, VARHDRSZ + size);
   auto* data = reinterpret_cast<unsigned char*>(VARDATA(b));
   std::memcpy(data, VARDATA_ANY(inner), n);
   if (count > 0) std::memcpy(data + n, nonces, count * kNonceBytes);
-  std::memcpy(data + size - sizeof count, &count, sizeof count);
+  write_trailer(data + size, count, capacity);
   return b;
 }
 
@@ -375,22 +394,41 @@ int compare_nonces(const void* a, const void* b) { return std::memcmp(a, b, kNon
 
 Datum merge_trans(FunctionCallInfo fcinfo, PGFunction add) {
   const bool partial = under_worker_partial(fcinfo);
+  bytea* st = PG_ARGISNULL(0) ? nullptr : reinterpret_cast<bytea*>(PG_GETARG_DATUM(0));
+  if (st != nullptr && (!VARATT_IS_4B_U(st) || !AggCheckCallContext(fcinfo, nullptr))) {
+    st = PG_GETARG_BYTEA_P_COPY(0);  // not the aggregate's own, writable state: a copy of it
+    fcinfo->args[0].value = PointerGetDatum(st);
+  }
   Merged m{};
-  if (!PG_ARGISNULL(0)) {
-    m = split_merged(fcinfo, PG_GETARG_BYTEA_PP(0));
-    fcinfo->args[0].value = PointerGetDatum(inner_copy(m));
+  std::size_t size = 0;
+  if (st != nullptr) {
+    m = split_merged(fcinfo, st);
+    size = VARSIZE(st);
+    SET_VARSIZE(st, VARHDRSZ + m.inner_size);  // the release's state, for the merge's step
   }
   const std::uint64_t opened_before = partial_opened;
-  const Datum out = add(fcinfo);
-  bytea* inner = DatumGetByteaPP(out);
-  if (!partial) return PointerGetDatum(merged_state(inner, m.nonces, m.count));
-  if (partial_opened != opened_before + 1)
+  bytea* inner = reinterpret_cast<bytea*>(DatumGetPointer(add(fcinfo)));
+  if (partial && partial_opened != opened_before + 1)
     ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR), errmsg("%s: a merge's step opened no state",
                                                             agg_name(fcinfo, "optdp"))));
-  bytea* b = merged_state(inner, m.nonces, m.count + 1);
-  auto* data = reinterpret_cast<unsigned char*>(VARDATA(b));
-  std::memcpy(data + VARSIZE_ANY_EXHDR(inner) + m.count * kNonceBytes, partial_nonce, kNonceBytes);
-  return PointerGetDatum(b);
+  const std::uint64_t count = m.count + (partial ? 1 : 0);
+  if (st != nullptr && inner == st && VARSIZE(st) == VARHDRSZ + m.inner_size && count <= m.capacity) {
+    // in place: the room and the trailer are as they were
+    SET_VARSIZE(st, size);
+    if (partial) {
+      std::memcpy(m.nonces + m.count * kNonceBytes, partial_nonce, kNonceBytes);
+      write_trailer(reinterpret_cast<unsigned char*>(st) + size, count, m.capacity);
+    }
+    PG_RETURN_BYTEA_P(st);
+  }
+  const std::uint64_t capacity = count <= m.capacity ? m.capacity : std::max<std::uint64_t>(4, 2 * m.capacity);
+  bytea* out = merged_state(inner, m.nonces, m.count, capacity);
+  if (partial) {
+    auto* data = reinterpret_cast<unsigned char*>(VARDATA(out));
+    std::memcpy(data + VARSIZE_ANY_EXHDR(inner) + m.count * kNonceBytes, partial_nonce, kNonceBytes);
+    write_trailer(data + VARSIZE_ANY_EXHDR(out), count, capacity);
+  }
+  PG_RETURN_BYTEA_P(out);
 }
 
 Datum merge_combine(FunctionCallInfo fcinfo, PGFunction combine) {
@@ -416,7 +454,7 @@ Datum merge_combine(FunctionCallInfo fcinfo, PGFunction combine) {
   fcinfo->args[0].value = PointerGetDatum(inner_copy(a));
   fcinfo->args[1].value = PointerGetDatum(inner_copy(b));
   const Datum out = combine(fcinfo);
-  return PointerGetDatum(merged_state(DatumGetByteaPP(out), nonces, count));
+  return PointerGetDatum(merged_state(DatumGetByteaPP(out), nonces, count, count));
 }
 
 Datum merge_final(FunctionCallInfo fcinfo, PGFunction release) {

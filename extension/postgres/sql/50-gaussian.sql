@@ -38,7 +38,7 @@ CREATE AGGREGATE gaussian_count_state(x anyelement, rho float8) (
   FINALFUNC = optdp_gaussian_count_state_final, PARALLEL = SAFE);
 -- merges shipped gaussian_count states and releases once
 CREATE AGGREGATE gaussian_count_merge(state bytea, rho float8) (
-  SFUNC = optdp_gaussian_count_merge_trans, STYPE = bytea, INITCOND = '\x000000000000000000000000000000000000000000000000',
+  SFUNC = optdp_gaussian_count_merge_trans, STYPE = bytea, INITCOND = '\x0000000000000000000000000000000000000000000000000000000000000000',
   COMBINEFUNC = optdp_gaussian_count_merge_combine,
   FINALFUNC = optdp_gaussian_count_merge_final, PARALLEL = RESTRICTED);
 
@@ -65,7 +65,7 @@ CREATE AGGREGATE gaussian_sum_state(x float8, rho float8, lower float8, upper fl
   COMBINEFUNC = optdp_gaussian_sum_combine,
   FINALFUNC = optdp_gaussian_sum_state_final, PARALLEL = SAFE);
 CREATE AGGREGATE gaussian_sum_merge(state bytea, rho float8, lower float8, upper float8) (
-  SFUNC = optdp_gaussian_sum_merge_trans, STYPE = bytea, INITCOND = '\x0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
+  SFUNC = optdp_gaussian_sum_merge_trans, STYPE = bytea, INITCOND = '\x00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
   COMBINEFUNC = optdp_gaussian_sum_merge_combine,
   FINALFUNC = optdp_gaussian_sum_merge_final, PARALLEL = RESTRICTED);
 
