@@ -251,16 +251,22 @@ bytea* seal_state(const char* function, Shipped kind, bytea* state) {
 
 namespace {
 
-// The nonce of the last state open_state opened for a merge under Citus's
-// worker_partial_agg, and how many it has opened: merge_trans appends it to
+// The nonce of the last state open_state opened for a merge in a partial
+// step, and how many it has opened: merge_trans appends it to
 // the merge's state (read only right after the merge's own step returned).
 unsigned char partial_nonce[kNonceBytes];
 std::uint64_t partial_opened = 0;
 
-// Whether the running transition is a merge's under Citus's
-// worker_partial_agg: its state leaves this process for the coordinator.
-bool under_worker_partial(FunctionCallInfo fcinfo) {
-  Aggref* a = fcinfo->context && IsA(fcinfo->context, AggState) ? AggGetAggref(fcinfo) : nullptr;
+// Whether the running transition builds a partial state that a combine
+// step takes further: a merge's under Citus's worker_partial_agg (its state
+// goes to the coordinator), or in a partial Agg node of PostgreSQL (a
+// parallel plan's workers and leader, a partitionwise aggregate). The step
+// that opens the states sees only its share of them, so their nonces go in
+// the state, and the combine and final functions count them.
+bool partial_step(FunctionCallInfo fcinfo) {
+  if (fcinfo->context == nullptr || !IsA(fcinfo->context, AggState)) return false;
+  if (DO_AGGSPLIT_SKIPFINAL(reinterpret_cast<AggState*>(fcinfo->context)->aggsplit)) return true;
+  Aggref* a = AggGetAggref(fcinfo);
   Oid inner;
   return a != nullptr && citus_aggregate(a, &inner) == CitusAgg::WorkerPartial;
 }
@@ -272,8 +278,11 @@ bytea* open_state(FunctionCallInfo fcinfo, int i, const char* merge, Shipped kin
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                     errmsg("%s: state must be a %s state, but is NULL", merge, shipped_by(kind))));
   check_state_key(merge);
-  // The nonces are counted in one process: a parallel worker would see only its share.
-  if (IsParallelWorker())
+  // The nonces are counted in one process: a parallel worker would see only
+  // its share, unless its state is a partial one that carries them to the
+  // leader (partial_step).
+  const bool partial = partial_step(fcinfo);
+  if (IsParallelWorker() && !partial)
     ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                     errmsg("%s: shipped states are merged in the leader process, not in a parallel worker (each "
                            "state counts once per transaction; SET max_parallel_workers_per_gather = 0)", merge)));
@@ -291,9 +300,9 @@ bytea* open_state(FunctionCallInfo fcinfo, int i, const char* merge, Shipped kin
                     errmsg("%s: state is not a state this cluster shipped (its authentication tag does not verify; "
                            "shards and coordinator must share the key of optdp.state_key_file)", merge)));
   const std::size_t n = size - kSealBytes;
-  if (under_worker_partial(fcinfo)) {
+  if (partial) {
     // Counted where the partial states meet (merge_combine, merge_final):
-    // this process sees only its shards' share.
+    // this step sees only its share.
     std::memcpy(partial_nonce, data + n, kNonceBytes);
     ++partial_opened;
   } else if (!first_opening(data + n))
@@ -309,12 +318,14 @@ bytea* open_state(FunctionCallInfo fcinfo, int i, const char* merge, Shipped kin
 //
 // A *_merge's state is its release's state, then room for `capacity` nonces
 // (16 bytes each) of which the first `count` are those of the shipped states
-// it opened under Citus's worker_partial_agg, then count and capacity (8
-// bytes each; INITCOND: the release's, then 16 zero bytes). On one server
-// (and pushed down) the transaction's table counts every state as it is
-// opened and the list stays empty. In Citus's partial plan each worker's
-// backend sees only its shards' states, so their nonces travel in the
-// partial state: the coordinator's combine refuses a nonce that two partial
+// it opened in a partial step (partial_step: under Citus's
+// worker_partial_agg, or in a partial Agg node of a parallel plan), then
+// count and capacity (8 bytes each; INITCOND: the release's, then 16 zero
+// bytes). In a serial plan (and pushed down under Citus) the transaction's
+// table counts every state as it is opened and the list stays empty. In
+// Citus's partial plan each worker's backend sees only its shards' states,
+// and in a parallel plan each participant its share of the rows, so their
+// nonces travel in the partial state: the coordinator's combine refuses a nonce that two partial
 // states (or one) carry, and the final function records the combined nonces
 // in the coordinator's own table before it releases, so that two merges of
 // one transaction cannot both add a state. A forged partial state could drop
@@ -393,7 +404,7 @@ int compare_nonces(const void* a, const void* b) { return std::memcmp(a, b, kNon
 }  // namespace
 
 Datum merge_trans(FunctionCallInfo fcinfo, PGFunction add) {
-  const bool partial = under_worker_partial(fcinfo);
+  const bool partial = partial_step(fcinfo);
   bytea* st = PG_ARGISNULL(0) ? nullptr : reinterpret_cast<bytea*>(PG_GETARG_DATUM(0));
   if (st != nullptr && (!VARATT_IS_4B_U(st) || !AggCheckCallContext(fcinfo, nullptr))) {
     st = PG_GETARG_BYTEA_P_COPY(0);  // not the aggregate's own, writable state: a copy of it
