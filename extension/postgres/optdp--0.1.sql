@@ -101,7 +101,7 @@ CREATE AGGREGATE private_count_state(x anyelement, alpha float8) (
 CREATE AGGREGATE private_count_merge(state bytea, alpha float8) (
   SFUNC = optdp_count_merge_trans, STYPE = bytea, INITCOND = '\x0000000000000000000000000000000000000000000000000000000000000000',
   COMBINEFUNC = optdp_count_merge_combine,
-  FINALFUNC = optdp_count_merge_final, PARALLEL = SAFE);
+  FINALFUNC = optdp_count_merge_final, PARALLEL = RESTRICTED);
 
 -- staircase_sum, 3 arguments
 CREATE AGGREGATE staircase_sum(x float8, eps float8, delta float8) (
@@ -117,7 +117,7 @@ CREATE AGGREGATE staircase_sum_state(x float8, eps float8, delta float8) (
 CREATE AGGREGATE staircase_sum_merge(state bytea, eps float8, delta float8) (
   SFUNC = optdp_sum_merge_trans, STYPE = bytea, INITCOND = '\x000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
   COMBINEFUNC = optdp_sum_merge_combine,
-  FINALFUNC = optdp_staircase_merge_final, PARALLEL = SAFE);
+  FINALFUNC = optdp_staircase_merge_final, PARALLEL = RESTRICTED);
 
 -- staircase_sum, 4 arguments
 CREATE AGGREGATE staircase_sum(x float8, eps float8, lower float8, upper float8) (
@@ -133,7 +133,7 @@ CREATE AGGREGATE staircase_sum_state(x float8, eps float8, lower float8, upper f
 CREATE AGGREGATE staircase_sum_merge(state bytea, eps float8, lower float8, upper float8) (
   SFUNC = optdp_sum_merge_trans, STYPE = bytea, INITCOND = '\x000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
   COMBINEFUNC = optdp_sum_merge_combine,
-  FINALFUNC = optdp_staircase_merge_final, PARALLEL = SAFE);
+  FINALFUNC = optdp_staircase_merge_final, PARALLEL = RESTRICTED);
 
 -- staircase_sum, 5 arguments
 CREATE AGGREGATE staircase_sum(x float8, eps float8, lower float8, upper float8, cost text) (
@@ -149,7 +149,7 @@ CREATE AGGREGATE staircase_sum_state(x float8, eps float8, lower float8, upper f
 CREATE AGGREGATE staircase_sum_merge(state bytea, eps float8, lower float8, upper float8, cost text) (
   SFUNC = optdp_sum_merge_trans, STYPE = bytea, INITCOND = '\x000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
   COMBINEFUNC = optdp_sum_merge_combine,
-  FINALFUNC = optdp_staircase_merge_final, PARALLEL = SAFE);
+  FINALFUNC = optdp_staircase_merge_final, PARALLEL = RESTRICTED);
 
 -- laplace_sum, 3 arguments
 CREATE AGGREGATE laplace_sum(x float8, eps float8, delta float8) (
@@ -165,7 +165,7 @@ CREATE AGGREGATE laplace_sum_state(x float8, eps float8, delta float8) (
 CREATE AGGREGATE laplace_sum_merge(state bytea, eps float8, delta float8) (
   SFUNC = optdp_sum_merge_trans, STYPE = bytea, INITCOND = '\x000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
   COMBINEFUNC = optdp_sum_merge_combine,
-  FINALFUNC = optdp_laplace_merge_final, PARALLEL = SAFE);
+  FINALFUNC = optdp_laplace_merge_final, PARALLEL = RESTRICTED);
 
 -- laplace_sum, 4 arguments
 CREATE AGGREGATE laplace_sum(x float8, eps float8, lower float8, upper float8) (
@@ -181,7 +181,7 @@ CREATE AGGREGATE laplace_sum_state(x float8, eps float8, lower float8, upper flo
 CREATE AGGREGATE laplace_sum_merge(state bytea, eps float8, lower float8, upper float8) (
   SFUNC = optdp_sum_merge_trans, STYPE = bytea, INITCOND = '\x000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
   COMBINEFUNC = optdp_sum_merge_combine,
-  FINALFUNC = optdp_laplace_merge_final, PARALLEL = SAFE);
+  FINALFUNC = optdp_laplace_merge_final, PARALLEL = RESTRICTED);
 
 -- private_avg, private_var, private_stddev (x, eps, lower, upper): one release each
 CREATE FUNCTION optdp_avg_trans(bytea, float8, float8, float8, float8) RETURNS bytea

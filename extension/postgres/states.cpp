@@ -29,11 +29,12 @@
 // aggregates refuse (check_state_key, called by read_call for them).
 //
 // Only shipped states carry a nonce and a tag: the partial states of one
-// query (parallel workers, combine functions) never leave the server and are
-// not verified.
+// query (parallel workers, combine functions, Citus's worker_partial_agg)
+// never leave the query and are not verified; a merge's partial states list
+// the nonces of the shipped states they opened (below, merge_trans).
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
-#include <algorithm>
 #include <cstring>
 
 #include <fcntl.h>
@@ -260,9 +261,10 @@ std::uint64_t partial_opened = 0;
 // Whether the running transition builds a partial state that a combine
 // step takes further: a merge's under Citus's worker_partial_agg (its state
 // goes to the coordinator), or in a partial Agg node of PostgreSQL (a
-// parallel plan's workers and leader, a partitionwise aggregate). The step
-// that opens the states sees only its share of them, so their nonces go in
-// the state, and the combine and final functions count them.
+// partitionwise aggregate; the merges are PARALLEL RESTRICTED, so never in a
+// parallel worker). The step that opens the states may see only its share of
+// them, so their nonces go in the state, and the combine and final functions
+// count them.
 bool partial_step(FunctionCallInfo fcinfo) {
   if (fcinfo->context == nullptr || !IsA(fcinfo->context, AggState)) return false;
   if (DO_AGGSPLIT_SKIPFINAL(reinterpret_cast<AggState*>(fcinfo->context)->aggsplit)) return true;
@@ -279,10 +281,10 @@ bytea* open_state(FunctionCallInfo fcinfo, int i, const char* merge, Shipped kin
                     errmsg("%s: state must be a %s state, but is NULL", merge, shipped_by(kind))));
   check_state_key(merge);
   // The nonces are counted in one process: a parallel worker would see only
-  // its share, unless its state is a partial one that carries them to the
-  // leader (partial_step).
+  // its share, and its table dies with it (the merges are PARALLEL
+  // RESTRICTED: no plan puts one here).
   const bool partial = partial_step(fcinfo);
-  if (IsParallelWorker() && !partial)
+  if (IsParallelWorker())
     ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                     errmsg("%s: shipped states are merged in the leader process, not in a parallel worker (each "
                            "state counts once per transaction; SET max_parallel_workers_per_gather = 0)", merge)));
@@ -319,16 +321,16 @@ bytea* open_state(FunctionCallInfo fcinfo, int i, const char* merge, Shipped kin
 // A *_merge's state is its release's state, then room for `capacity` nonces
 // (16 bytes each) of which the first `count` are those of the shipped states
 // it opened in a partial step (partial_step: under Citus's
-// worker_partial_agg, or in a partial Agg node of a parallel plan), then
+// worker_partial_agg, or in a partial Agg node), then
 // count and capacity (8 bytes each; INITCOND: the release's, then 16 zero
 // bytes). In a serial plan (and pushed down under Citus) the transaction's
 // table counts every state as it is opened and the list stays empty. In
 // Citus's partial plan each worker's backend sees only its shards' states,
-// and in a parallel plan each participant its share of the rows, so their
-// nonces travel in the partial state: the coordinator's combine refuses a nonce that two partial
+// so their nonces travel in the partial state: the combine function (on
+// Citus's coordinator) refuses a nonce that two partial
 // states (or one) carry, and the final function records the combined nonces
-// in the coordinator's own table before it releases, so that two merges of
-// one transaction cannot both add a state. A forged partial state could drop
+// in that process's table before it releases, so that two merges of one
+// transaction cannot both add a state. A forged partial state could drop
 // a nonce, but a role that could have one combined could forge the rows it
 // holds too (docs/scale.md, "Privileges": none is ever combined).
 //

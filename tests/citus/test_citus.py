@@ -390,12 +390,12 @@ class B_Partial(unittest.TestCase):
 
     def test_a_state_stored_twice_counts_once(self):
         # One state of all 2,000 rows stored on two shards (ids 1 and 2):
-        # before the partial plan carried the states' nonces to the
-        # coordinator, each worker's backend opened its own copy and the
-        # merge released 4,000 rows (optdp refused that plan instead). Now
-        # the coordinator's combine refuses the second copy with one server's
-        # message, as it refuses the copies pulled to the coordinator; so too
-        # a state stored twice on one shard (id 3 twice), and grouped.
+        # with the nonces counted in each process only, each worker's backend
+        # opens its own copy and the merge released 4,000 rows. The partial
+        # states carry the nonces, and the coordinator's combine refuses the
+        # second copy with one server's message, as it refuses the copies
+        # pulled to the coordinator; so too a state stored twice on one shard
+        # (id 3 twice), and grouped.
         SQL.psql("CREATE TABLE IF NOT EXISTS st2 (id int, s bytea); SELECT create_distributed_table('st2', 'id'); "
                  "INSERT INTO st2 SELECT i, s FROM (SELECT private_count_state(x, 0.001) AS s FROM t OFFSET 0) a, "
                  "generate_series(1, 2) i")

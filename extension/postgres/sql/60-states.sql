@@ -37,15 +37,15 @@ CREATE AGGREGATE private_stddev_state(x float8, eps float8, lower float8, upper 
 CREATE AGGREGATE private_avg_merge(state bytea, eps float8, lower float8, upper float8) (
   SFUNC = optdp_avg_merge_trans, STYPE = bytea, INITCOND = '\x00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
   COMBINEFUNC = optdp_moments_merge_combine,
-  FINALFUNC = optdp_avg_merge_final, PARALLEL = SAFE);
+  FINALFUNC = optdp_avg_merge_final, PARALLEL = RESTRICTED);
 CREATE AGGREGATE private_var_merge(state bytea, eps float8, lower float8, upper float8) (
   SFUNC = optdp_var_merge_trans, STYPE = bytea, INITCOND = '\x00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
   COMBINEFUNC = optdp_moments_merge_combine,
-  FINALFUNC = optdp_var_merge_final, PARALLEL = SAFE);
+  FINALFUNC = optdp_var_merge_final, PARALLEL = RESTRICTED);
 CREATE AGGREGATE private_stddev_merge(state bytea, eps float8, lower float8, upper float8) (
   SFUNC = optdp_stddev_merge_trans, STYPE = bytea, INITCOND = '\x00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
   COMBINEFUNC = optdp_moments_merge_combine,
-  FINALFUNC = optdp_stddev_merge_final, PARALLEL = SAFE);
+  FINALFUNC = optdp_stddev_merge_final, PARALLEL = RESTRICTED);
 
 -- ---- private_quantile, private_median --------------------------------------------------
 CREATE FUNCTION optdp_quantile_state_final(bytea) RETURNS bytea
@@ -65,11 +65,11 @@ CREATE AGGREGATE private_median_state(x float8, eps float8, lower float8, upper 
 CREATE AGGREGATE private_quantile_merge(state bytea, q float8, eps float8, lower float8, upper float8) (
   SFUNC = optdp_quantile_merge_trans, STYPE = bytea, INITCOND = '\x00000000000000000000000000000000',
   COMBINEFUNC = optdp_quantile_merge_combine,
-  FINALFUNC = optdp_quantile_merge_final, PARALLEL = SAFE);
+  FINALFUNC = optdp_quantile_merge_final, PARALLEL = RESTRICTED);
 CREATE AGGREGATE private_median_merge(state bytea, eps float8, lower float8, upper float8) (
   SFUNC = optdp_quantile_merge_trans, STYPE = bytea, INITCOND = '\x00000000000000000000000000000000',
   COMBINEFUNC = optdp_quantile_merge_combine,
-  FINALFUNC = optdp_quantile_merge_final, PARALLEL = SAFE);
+  FINALFUNC = optdp_quantile_merge_final, PARALLEL = RESTRICTED);
 
 -- ---- private_count_levels, private_count_levels_of ---------------------------------------
 -- private_count_levels_state(alpha_1, ..., alpha_k) and
@@ -96,7 +96,7 @@ BEGIN
                    'FINALFUNC = optdp_levels_state_final, PARALLEL = SAFE)', alphas, '\x00000000000000000000000000000000');
     EXECUTE format('CREATE AGGREGATE private_count_levels_merge(state bytea, %s) (SFUNC = optdp_levels_merge_trans, '
                    'STYPE = bytea, INITCOND = %L, COMBINEFUNC = optdp_count_merge_combine, '
-                   'FINALFUNC = optdp_levels_merge_final, PARALLEL = SAFE)', alphas,
+                   'FINALFUNC = optdp_levels_merge_final, PARALLEL = RESTRICTED)', alphas,
                    '\x0000000000000000000000000000000000000000000000000000000000000000');
   END LOOP;
 END $$;
@@ -139,13 +139,13 @@ CREATE AGGREGATE private_select_state(candidate anycompatible, score float8, eps
 CREATE AGGREGATE private_select_merge(state bytea, candidate anycompatible, eps float8) (
   SFUNC = optdp_select_merge_trans, STYPE = bytea, INITCOND = '\x00000000000000000000000000000000',
   COMBINEFUNC = optdp_select_merge_combine,
-  FINALFUNC = optdp_select_merge_final, FINALFUNC_EXTRA, PARALLEL = SAFE);
+  FINALFUNC = optdp_select_merge_final, FINALFUNC_EXTRA, PARALLEL = RESTRICTED);
 CREATE AGGREGATE private_select_merge(state bytea, candidate anycompatible, eps float8, sensitivity float8) (
   SFUNC = optdp_select_merge_trans, STYPE = bytea, INITCOND = '\x00000000000000000000000000000000',
   COMBINEFUNC = optdp_select_merge_combine,
-  FINALFUNC = optdp_select_merge_final, FINALFUNC_EXTRA, PARALLEL = SAFE);
+  FINALFUNC = optdp_select_merge_final, FINALFUNC_EXTRA, PARALLEL = RESTRICTED);
 CREATE AGGREGATE private_select_merge(state bytea, candidate anycompatible, eps float8, sensitivity float8,
                                       method text) (
   SFUNC = optdp_select_merge_trans, STYPE = bytea, INITCOND = '\x00000000000000000000000000000000',
   COMBINEFUNC = optdp_select_merge_combine,
-  FINALFUNC = optdp_select_merge_final, FINALFUNC_EXTRA, PARALLEL = SAFE);
+  FINALFUNC = optdp_select_merge_final, FINALFUNC_EXTRA, PARALLEL = RESTRICTED);
