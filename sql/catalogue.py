@@ -1527,21 +1527,13 @@ POSTGRES_REFUSALS = [
                 "coordinator's database"},
     {"id": "citus/polymorphic_partial",
      "situation": "Citus would compute partial states (no GROUP BY on the distribution column) of a call, a "
-                  "release or a *_state form, whose data argument has a type without a form of its own "
-                  "(x anyelement, candidate anycompatible: an array, an enum, a composite; "
+                  "release, a *_state form or private_select_merge, whose data argument has a type without a form "
+                  "of its own (x anyelement, candidate anycompatible: an array, an enum, a composite; "
                   "extension/postgres/sql/65-types.sql), which Citus's worker_partial_agg refuses at a shard's "
                   "first row",
      "message": "%s: Citus cannot compute partial states of an argument of this type (only the common column types, "
                 "such as integer, double precision, numeric, text and date, have a form of their own): cast it to "
                 "one, or group by the table's distribution column"},
-    {"id": "citus/merge_partial",
-     "situation": "Citus would run a *_merge over a distributed table of states in its partial plan (no GROUP BY "
-                  "on the distribution column): each shard's states would be opened by a worker's backend, and a "
-                  "transaction counts a state's nonce once per process, so a state stored on two shards would "
-                  "count twice in one release",
-     "message": "%s: Citus would open the states on several nodes, where a state stored twice would count twice in "
-                "one release: group by the table's distribution column, or merge on one node (SELECT the states, "
-                "then merge them)"},
     {"id": "plan/no_parameters",
      "situation": "the call's parameters are not in the plan: Citus's coord_combine_agg over an optdp aggregate "
                   "written by hand (no worker query of Citus's holds the call), or a plan node optdp cannot follow",

@@ -469,6 +469,17 @@ bytea* seal_state(const char* function, Shipped kind, bytea* state);
 // quotes nothing of the argument. PostgreSQL side.
 bytea* open_state(FunctionCallInfo fcinfo, int i, const char* merge, Shipped kind);
 
+// A *_merge's support functions are its release's, wrapped (states.cpp: the
+// merge's state also lists the nonces of the states opened under Citus's
+// worker_partial_agg). merge_trans calls the merge's own step `add` on the
+// release's state; merge_combine calls the release's combine function after
+// refusing a nonce that the two states carry twice; merge_final records the
+// listed nonces in this transaction's table, then calls the release's final
+// function on the release's state. PostgreSQL side.
+Datum merge_trans(FunctionCallInfo fcinfo, PGFunction add);
+Datum merge_combine(FunctionCallInfo fcinfo, PGFunction combine);
+Datum merge_final(FunctionCallInfo fcinfo, PGFunction release);
+
 // The shipped state, argument i of a merge, verified (open_state): made by
 // this cluster's aggregate of kind `want` (its size is the caller's check).
 inline bytea* shipped_arg(FunctionCallInfo fcinfo, int i, const char* merge, Shipped want) {

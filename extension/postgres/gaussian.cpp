@@ -177,12 +177,12 @@ extern "C" {
 
 OPTDP_PG_FUNCTION(optdp_gaussian_count_trans);
 OPTDP_PG_FUNCTION(optdp_gaussian_count_combine);
-OPTDP_PG_FUNCTION(optdp_gaussian_count_merge_trans);
+OPTDP_PG_FUNCTION(optdp_gaussian_count_merge_add);
 OPTDP_PG_FUNCTION(optdp_gaussian_count_final);
 OPTDP_PG_FUNCTION(optdp_gaussian_count_state_final);
 OPTDP_PG_FUNCTION(optdp_gaussian_sum_trans);
 OPTDP_PG_FUNCTION(optdp_gaussian_sum_combine);
-OPTDP_PG_FUNCTION(optdp_gaussian_sum_merge_trans);
+OPTDP_PG_FUNCTION(optdp_gaussian_sum_merge_add);
 OPTDP_PG_FUNCTION(optdp_gaussian_sum_final);
 OPTDP_PG_FUNCTION(optdp_gaussian_sum_state_final);
 
@@ -197,7 +197,7 @@ Datum optdp_gaussian_count_combine(PG_FUNCTION_ARGS) {
 }
 
 // gaussian_count_merge(state, rho): adds shipped states made with the same rho.
-Datum optdp_gaussian_count_merge_trans(PG_FUNCTION_ARGS) {
+Datum optdp_gaussian_count_merge_add(PG_FUNCTION_ARGS) {
   const char* fn = "gaussian_count_merge";
   bytea* st = state_arg<GaussianCountState>(fcinfo, fn, "gaussian_count");
   const double rho = count_rho(fcinfo, fn);
@@ -290,7 +290,7 @@ Datum optdp_gaussian_sum_combine(PG_FUNCTION_ARGS) {
 
 // gaussian_sum_merge(state, rho, lower, upper): adds shipped states made with
 // the same rho, lower and upper (the same grid and noise).
-Datum optdp_gaussian_sum_merge_trans(PG_FUNCTION_ARGS) {
+Datum optdp_gaussian_sum_merge_add(PG_FUNCTION_ARGS) {
   const char* fn = "gaussian_sum_merge";
   bytea* st = state_arg<GaussianSumState>(fcinfo, fn, "gaussian_sum");
   const SumParams& p = sum_params(fcinfo, fn);

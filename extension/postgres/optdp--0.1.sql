@@ -24,6 +24,46 @@ CREATE FUNCTION optdp_laplace_final(bytea) RETURNS float8
 CREATE FUNCTION optdp_sum_state_final(bytea) RETURNS bytea
   AS 'MODULE_PATHNAME', 'optdp_sum_state_final' LANGUAGE C PARALLEL SAFE;
 
+-- The merges' combine and final functions: the releases' own, wrapped
+-- (merges.cpp): a merge's state is its release's state, then room for the
+-- nonces of the shipped states opened under Citus's worker_partial_agg, then
+-- their count and the room's (16 bytes: a merge's INITCOND is its release's
+-- and 16 zero bytes; states.cpp).
+CREATE FUNCTION optdp_count_merge_combine(bytea, bytea) RETURNS bytea
+  AS 'MODULE_PATHNAME', 'optdp_count_merge_combine' LANGUAGE C STRICT PARALLEL SAFE;
+CREATE FUNCTION optdp_sum_merge_combine(bytea, bytea) RETURNS bytea
+  AS 'MODULE_PATHNAME', 'optdp_sum_merge_combine' LANGUAGE C STRICT PARALLEL SAFE;
+CREATE FUNCTION optdp_moments_merge_combine(bytea, bytea) RETURNS bytea
+  AS 'MODULE_PATHNAME', 'optdp_moments_merge_combine' LANGUAGE C STRICT PARALLEL SAFE;
+CREATE FUNCTION optdp_quantile_merge_combine(bytea, bytea) RETURNS bytea
+  AS 'MODULE_PATHNAME', 'optdp_quantile_merge_combine' LANGUAGE C STRICT PARALLEL SAFE;
+CREATE FUNCTION optdp_select_merge_combine(bytea, bytea) RETURNS bytea
+  AS 'MODULE_PATHNAME', 'optdp_select_merge_combine' LANGUAGE C STRICT PARALLEL SAFE;
+CREATE FUNCTION optdp_gaussian_count_merge_combine(bytea, bytea) RETURNS bytea
+  AS 'MODULE_PATHNAME', 'optdp_gaussian_count_merge_combine' LANGUAGE C STRICT PARALLEL SAFE;
+CREATE FUNCTION optdp_gaussian_sum_merge_combine(bytea, bytea) RETURNS bytea
+  AS 'MODULE_PATHNAME', 'optdp_gaussian_sum_merge_combine' LANGUAGE C STRICT PARALLEL SAFE;
+CREATE FUNCTION optdp_count_merge_final(bytea) RETURNS int8
+  AS 'MODULE_PATHNAME', 'optdp_count_merge_final' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE FUNCTION optdp_staircase_merge_final(bytea) RETURNS float8
+  AS 'MODULE_PATHNAME', 'optdp_staircase_merge_final' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE FUNCTION optdp_laplace_merge_final(bytea) RETURNS float8
+  AS 'MODULE_PATHNAME', 'optdp_laplace_merge_final' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE FUNCTION optdp_gaussian_count_merge_final(bytea) RETURNS int8
+  AS 'MODULE_PATHNAME', 'optdp_gaussian_count_merge_final' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE FUNCTION optdp_gaussian_sum_merge_final(bytea) RETURNS float8
+  AS 'MODULE_PATHNAME', 'optdp_gaussian_sum_merge_final' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE FUNCTION optdp_avg_merge_final(bytea) RETURNS float8
+  AS 'MODULE_PATHNAME', 'optdp_avg_merge_final' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE FUNCTION optdp_var_merge_final(bytea) RETURNS float8
+  AS 'MODULE_PATHNAME', 'optdp_var_merge_final' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE FUNCTION optdp_stddev_merge_final(bytea) RETURNS float8
+  AS 'MODULE_PATHNAME', 'optdp_stddev_merge_final' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE FUNCTION optdp_quantile_merge_final(bytea) RETURNS float8
+  AS 'MODULE_PATHNAME', 'optdp_quantile_merge_final' LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE FUNCTION optdp_levels_merge_final(bytea) RETURNS int8[]
+  AS 'MODULE_PATHNAME', 'optdp_levels_merge_final' LANGUAGE C VOLATILE PARALLEL SAFE;
+
 CREATE FUNCTION optdp_sum_trans(bytea, float8, float8, float8) RETURNS bytea
   AS 'MODULE_PATHNAME', 'optdp_sum_trans' LANGUAGE C PARALLEL SAFE;
 CREATE FUNCTION optdp_sum_merge_trans(bytea, bytea, float8, float8) RETURNS bytea
@@ -59,9 +99,9 @@ CREATE AGGREGATE private_count_state(x anyelement, alpha float8) (
   FINALFUNC = optdp_count_state_final, PARALLEL = SAFE);
 -- merges shipped private_count states and releases once
 CREATE AGGREGATE private_count_merge(state bytea, alpha float8) (
-  SFUNC = optdp_count_merge_trans, STYPE = bytea, INITCOND = '\x00000000000000000000000000000000',
-  COMBINEFUNC = optdp_count_combine,
-  FINALFUNC = optdp_count_final, PARALLEL = RESTRICTED);
+  SFUNC = optdp_count_merge_trans, STYPE = bytea, INITCOND = '\x0000000000000000000000000000000000000000000000000000000000000000',
+  COMBINEFUNC = optdp_count_merge_combine,
+  FINALFUNC = optdp_count_merge_final, PARALLEL = RESTRICTED);
 
 -- staircase_sum, 3 arguments
 CREATE AGGREGATE staircase_sum(x float8, eps float8, delta float8) (
@@ -75,9 +115,9 @@ CREATE AGGREGATE staircase_sum_state(x float8, eps float8, delta float8) (
   FINALFUNC = optdp_sum_state_final, PARALLEL = SAFE);
 -- merges shipped staircase_sum states and releases once
 CREATE AGGREGATE staircase_sum_merge(state bytea, eps float8, delta float8) (
-  SFUNC = optdp_sum_merge_trans, STYPE = bytea, INITCOND = '\x0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
-  COMBINEFUNC = optdp_sum_combine,
-  FINALFUNC = optdp_staircase_final, PARALLEL = RESTRICTED);
+  SFUNC = optdp_sum_merge_trans, STYPE = bytea, INITCOND = '\x000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
+  COMBINEFUNC = optdp_sum_merge_combine,
+  FINALFUNC = optdp_staircase_merge_final, PARALLEL = RESTRICTED);
 
 -- staircase_sum, 4 arguments
 CREATE AGGREGATE staircase_sum(x float8, eps float8, lower float8, upper float8) (
@@ -91,9 +131,9 @@ CREATE AGGREGATE staircase_sum_state(x float8, eps float8, lower float8, upper f
   FINALFUNC = optdp_sum_state_final, PARALLEL = SAFE);
 -- merges shipped staircase_sum states and releases once
 CREATE AGGREGATE staircase_sum_merge(state bytea, eps float8, lower float8, upper float8) (
-  SFUNC = optdp_sum_merge_trans, STYPE = bytea, INITCOND = '\x0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
-  COMBINEFUNC = optdp_sum_combine,
-  FINALFUNC = optdp_staircase_final, PARALLEL = RESTRICTED);
+  SFUNC = optdp_sum_merge_trans, STYPE = bytea, INITCOND = '\x000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
+  COMBINEFUNC = optdp_sum_merge_combine,
+  FINALFUNC = optdp_staircase_merge_final, PARALLEL = RESTRICTED);
 
 -- staircase_sum, 5 arguments
 CREATE AGGREGATE staircase_sum(x float8, eps float8, lower float8, upper float8, cost text) (
@@ -107,9 +147,9 @@ CREATE AGGREGATE staircase_sum_state(x float8, eps float8, lower float8, upper f
   FINALFUNC = optdp_sum_state_final, PARALLEL = SAFE);
 -- merges shipped staircase_sum states and releases once
 CREATE AGGREGATE staircase_sum_merge(state bytea, eps float8, lower float8, upper float8, cost text) (
-  SFUNC = optdp_sum_merge_trans, STYPE = bytea, INITCOND = '\x0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
-  COMBINEFUNC = optdp_sum_combine,
-  FINALFUNC = optdp_staircase_final, PARALLEL = RESTRICTED);
+  SFUNC = optdp_sum_merge_trans, STYPE = bytea, INITCOND = '\x000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
+  COMBINEFUNC = optdp_sum_merge_combine,
+  FINALFUNC = optdp_staircase_merge_final, PARALLEL = RESTRICTED);
 
 -- laplace_sum, 3 arguments
 CREATE AGGREGATE laplace_sum(x float8, eps float8, delta float8) (
@@ -123,9 +163,9 @@ CREATE AGGREGATE laplace_sum_state(x float8, eps float8, delta float8) (
   FINALFUNC = optdp_sum_state_final, PARALLEL = SAFE);
 -- merges shipped laplace_sum states and releases once
 CREATE AGGREGATE laplace_sum_merge(state bytea, eps float8, delta float8) (
-  SFUNC = optdp_sum_merge_trans, STYPE = bytea, INITCOND = '\x0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
-  COMBINEFUNC = optdp_sum_combine,
-  FINALFUNC = optdp_laplace_final, PARALLEL = RESTRICTED);
+  SFUNC = optdp_sum_merge_trans, STYPE = bytea, INITCOND = '\x000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
+  COMBINEFUNC = optdp_sum_merge_combine,
+  FINALFUNC = optdp_laplace_merge_final, PARALLEL = RESTRICTED);
 
 -- laplace_sum, 4 arguments
 CREATE AGGREGATE laplace_sum(x float8, eps float8, lower float8, upper float8) (
@@ -139,9 +179,9 @@ CREATE AGGREGATE laplace_sum_state(x float8, eps float8, lower float8, upper flo
   FINALFUNC = optdp_sum_state_final, PARALLEL = SAFE);
 -- merges shipped laplace_sum states and releases once
 CREATE AGGREGATE laplace_sum_merge(state bytea, eps float8, lower float8, upper float8) (
-  SFUNC = optdp_sum_merge_trans, STYPE = bytea, INITCOND = '\x0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
-  COMBINEFUNC = optdp_sum_combine,
-  FINALFUNC = optdp_laplace_final, PARALLEL = RESTRICTED);
+  SFUNC = optdp_sum_merge_trans, STYPE = bytea, INITCOND = '\x000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
+  COMBINEFUNC = optdp_sum_merge_combine,
+  FINALFUNC = optdp_laplace_merge_final, PARALLEL = RESTRICTED);
 
 -- private_avg, private_var, private_stddev (x, eps, lower, upper): one release each
 CREATE FUNCTION optdp_avg_trans(bytea, float8, float8, float8, float8) RETURNS bytea

@@ -341,12 +341,12 @@ extern "C" {
 
 OPTDP_PG_FUNCTION(optdp_count_trans);
 OPTDP_PG_FUNCTION(optdp_count_combine);
-OPTDP_PG_FUNCTION(optdp_count_merge_trans);
+OPTDP_PG_FUNCTION(optdp_count_merge_add);
 OPTDP_PG_FUNCTION(optdp_count_final);
 OPTDP_PG_FUNCTION(optdp_count_state_final);
 OPTDP_PG_FUNCTION(optdp_sum_trans);
 OPTDP_PG_FUNCTION(optdp_sum_combine);
-OPTDP_PG_FUNCTION(optdp_sum_merge_trans);
+OPTDP_PG_FUNCTION(optdp_sum_merge_add);
 OPTDP_PG_FUNCTION(optdp_staircase_final);
 OPTDP_PG_FUNCTION(optdp_laplace_final);
 OPTDP_PG_FUNCTION(optdp_sum_state_final);
@@ -364,7 +364,7 @@ Datum optdp_count_combine(PG_FUNCTION_ARGS) { return count_rows_combine<CountSta
 
 // private_count_merge(state, alpha): adds shipped states made with the same
 // alpha; its own state carries that alpha.
-Datum optdp_count_merge_trans(PG_FUNCTION_ARGS) {
+Datum optdp_count_merge_add(PG_FUNCTION_ARGS) {
   const char* fn = "private_count_merge";
   bytea* st = state_arg<CountState>(fcinfo, fn, "private_count");
   const double alpha = count_alpha(fcinfo, fn);
@@ -572,7 +572,7 @@ Datum optdp_sum_combine(PG_FUNCTION_ARGS) {
 
 // staircase_sum_merge / laplace_sum_merge(state, params...): adds shipped
 // states made with the same eps, lower and upper (the same grid).
-Datum optdp_sum_merge_trans(PG_FUNCTION_ARGS) {
+Datum optdp_sum_merge_add(PG_FUNCTION_ARGS) {
   const char* fn = agg_name(fcinfo, "staircase_sum_merge");
   bytea* st = state_arg<SumState>(fcinfo, fn, "sum");
   const SumParams& p = sum_params(fcinfo, fn);

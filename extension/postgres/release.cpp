@@ -49,6 +49,16 @@ Datum optdp_quantile_final(PG_FUNCTION_ARGS);
 Datum optdp_select_final(PG_FUNCTION_ARGS);
 Datum optdp_select_merge_final(PG_FUNCTION_ARGS);
 Datum optdp_levels_final(PG_FUNCTION_ARGS);
+Datum optdp_count_merge_final(PG_FUNCTION_ARGS);
+Datum optdp_staircase_merge_final(PG_FUNCTION_ARGS);
+Datum optdp_laplace_merge_final(PG_FUNCTION_ARGS);
+Datum optdp_gaussian_count_merge_final(PG_FUNCTION_ARGS);
+Datum optdp_gaussian_sum_merge_final(PG_FUNCTION_ARGS);
+Datum optdp_avg_merge_final(PG_FUNCTION_ARGS);
+Datum optdp_var_merge_final(PG_FUNCTION_ARGS);
+Datum optdp_stddev_merge_final(PG_FUNCTION_ARGS);
+Datum optdp_quantile_merge_final(PG_FUNCTION_ARGS);
+Datum optdp_levels_merge_final(PG_FUNCTION_ARGS);
 }
 
 namespace optdp_pg {
@@ -74,6 +84,17 @@ constexpr Release kReleases[] = {
     {optdp_select_final, select_cost},
     {optdp_select_merge_final, select_merge_cost},
     {optdp_levels_final, levels_cost},
+    // the merges' (merges.cpp: the release's final function, wrapped)
+    {optdp_count_merge_final, count_cost},
+    {optdp_staircase_merge_final, staircase_cost},
+    {optdp_laplace_merge_final, staircase_cost},
+    {optdp_gaussian_count_merge_final, gaussian_count_cost},
+    {optdp_gaussian_sum_merge_final, gaussian_sum_cost},
+    {optdp_avg_merge_final, avg_cost},
+    {optdp_var_merge_final, var_cost},
+    {optdp_stddev_merge_final, stddev_cost},
+    {optdp_quantile_merge_final, quantile_cost},
+    {optdp_levels_merge_final, levels_cost},
 };
 
 const Release* release_of(PGFunction final) {
@@ -217,26 +238,14 @@ bool polymorphic_args(Oid fn) {
 
 bool optdp_aggregate(Oid aggfnoid);
 
-// Whether fn is a *_merge aggregate (by its name, as read_call tells them).
-bool is_merge(Oid fn) {
-  const char* name = get_func_name(fn);
-  const std::size_t len = name ? std::strlen(name) : 0;
-  return len > 6 && std::strcmp(name + len - 6, "_merge") == 0;
-}
-
 // Refuses, before the scan, Citus's partial plan of the optdp aggregate fn,
-// with why (a fixed text): the statement alone decides, never its rows.
-//  - A *_merge: each shard's states would be opened by a worker's backend,
-//    and a transaction counts a state's nonce once per process only
-//    (states.cpp), so a state stored on two shards would add its rows twice
-//    under the noise and charge of one release (as in a parallel worker,
-//    which open_state refuses). Pushed down, a group's states are on one
-//    shard, opened by one backend.
-//  - An argument of a polymorphic type (an x of a type without a form of its
-//    own, extension/postgres/sql/65-types.sql), a release or a *_state form:
-//    Citus's worker_partial_agg checks the argument's type against the
-//    declared one at a shard's first row and fails, so the statement would
-//    fail with rows and return a value (a release, or a state) without them.
+// with why (a fixed text): the statement alone decides, never its rows. An
+// argument of a polymorphic type (an x of a type without a form of its own,
+// extension/postgres/sql/65-types.sql), a release or a *_state form: Citus's
+// worker_partial_agg checks the argument's type against the declared one at
+// a shard's first row and fails, so the statement would fail with rows and
+// return a value (a release, or a state) without them. (A *_merge runs: its
+// partial states carry the nonces of the states they opened, states.cpp.)
 [[noreturn]] void refuse_partial(Oid fn, const char* why) {
   const char* name = get_func_name(fn);
   ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg("%s: %s", name ? name : "optdp", why)));
@@ -269,18 +278,18 @@ void admit_agg(AggState* as, EState* estate) {
         citus_read = true;
       }
       r = release_of(final_of(inner));
-      if (optdp_aggregate(inner)) {
-        if (is_merge(inner))
-          refuse_partial(inner,
-                         "Citus would open the states on several nodes, where a state stored twice would count "
-                         "twice in one release: group by the table's distribution column, or merge on one node "
-                         "(SELECT the states, then merge them)");
-        if (polymorphic_args(inner))
+      // coord_combine_agg written by hand (no worker query of Citus's holds
+      // the call): named by the aggregate it wraps, a release or a merge
+      if (r != nullptr && citus_call(estate, pa->aggref) == nullptr) {
+        const char* name = get_func_name(inner);
+        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                        errmsg("%s: cannot find the call's parameters in this plan", name ? name : "optdp")));
+      }
+      if (optdp_aggregate(inner) && polymorphic_args(inner))
           refuse_partial(inner,
                          "Citus cannot compute partial states of an argument of this type (only the common "
                          "column types, such as integer, double precision, numeric, text and date, have a form "
                          "of their own): cast it to one, or group by the table's distribution column");
-      }
     } else if (r != nullptr && citus_internal_backend() && !ledger_named()) {
       // A release that Citus pushed down to this worker: the budget is the
       // coordinator's, which only optdp.ledger_conninfo can reach.

@@ -29,8 +29,10 @@
 // aggregates refuse (check_state_key, called by read_call for them).
 //
 // Only shipped states carry a nonce and a tag: the partial states of one
-// query (parallel workers, combine functions) never leave the server and are
-// not verified.
+// query (parallel workers, combine functions, Citus's worker_partial_agg)
+// never leave the query and are not verified; a merge's partial states list
+// the nonces of the shipped states they opened (below, merge_trans).
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -42,6 +44,7 @@
 #include <sodium.h>
 
 #include "postgres/aggregate.hpp"
+#include "postgres/citus.hpp"
 #include "postgres/common.hpp"
 
 extern "C" {
@@ -49,6 +52,7 @@ extern "C" {
 #include "fmgr.h"
 #include "access/parallel.h"
 #include "access/xact.h"
+#include "executor/nodeAgg.h"
 #include "miscadmin.h"
 #include "storage/proc.h"
 #include "utils/guc.h"
@@ -246,12 +250,40 @@ bytea* seal_state(const char* function, Shipped kind, bytea* state) {
   return out;
 }
 
+namespace {
+
+// The nonce of the last state open_state opened for a merge in a partial
+// step, and how many it has opened: merge_trans appends it to
+// the merge's state (read only right after the merge's own step returned).
+unsigned char partial_nonce[kNonceBytes];
+std::uint64_t partial_opened = 0;
+
+// Whether the running transition builds a partial state that a combine
+// step takes further: a merge's under Citus's worker_partial_agg (its state
+// goes to the coordinator), or in a partial Agg node of PostgreSQL (a
+// partitionwise aggregate; the merges are PARALLEL RESTRICTED, so never in a
+// parallel worker). The step that opens the states may see only its share of
+// them, so their nonces go in the state, and the combine and final functions
+// count them.
+bool partial_step(FunctionCallInfo fcinfo) {
+  if (fcinfo->context == nullptr || !IsA(fcinfo->context, AggState)) return false;
+  if (DO_AGGSPLIT_SKIPFINAL(reinterpret_cast<AggState*>(fcinfo->context)->aggsplit)) return true;
+  Aggref* a = AggGetAggref(fcinfo);
+  Oid inner;
+  return a != nullptr && citus_aggregate(a, &inner) == CitusAgg::WorkerPartial;
+}
+
+}  // namespace
+
 bytea* open_state(FunctionCallInfo fcinfo, int i, const char* merge, Shipped kind) {
   if (PG_ARGISNULL(i))
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                     errmsg("%s: state must be a %s state, but is NULL", merge, shipped_by(kind))));
   check_state_key(merge);
-  // The nonces are counted in one process: a parallel worker would see only its share.
+  // The nonces are counted in one process: a parallel worker would see only
+  // its share, and its table dies with it (the merges are PARALLEL
+  // RESTRICTED: no plan puts one here).
+  const bool partial = partial_step(fcinfo);
   if (IsParallelWorker())
     ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                     errmsg("%s: shipped states are merged in the leader process, not in a parallel worker (each "
@@ -270,13 +302,184 @@ bytea* open_state(FunctionCallInfo fcinfo, int i, const char* merge, Shipped kin
                     errmsg("%s: state is not a state this cluster shipped (its authentication tag does not verify; "
                            "shards and coordinator must share the key of optdp.state_key_file)", merge)));
   const std::size_t n = size - kSealBytes;
-  if (!first_opening(data + n))
+  if (partial) {
+    // Counted where the partial states meet (merge_combine, merge_final):
+    // this step sees only its share.
+    std::memcpy(partial_nonce, data + n, kNonceBytes);
+    ++partial_opened;
+  } else if (!first_opening(data + n))
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                     errmsg("%s: state was already merged in this transaction (a shipped state counts once)", merge)));
   auto* out = static_cast<bytea*>(palloc(VARHDRSZ + n));
   SET_VARSIZE(out, VARHDRSZ + n);
   std::memcpy(VARDATA(out), data, n);
   return out;
+}
+
+// ---- a merge's transition state: its release's state and the nonces ----------
+//
+// A *_merge's state is its release's state, then room for `capacity` nonces
+// (16 bytes each) of which the first `count` are those of the shipped states
+// it opened in a partial step (partial_step: under Citus's
+// worker_partial_agg, or in a partial Agg node), then
+// count and capacity (8 bytes each; INITCOND: the release's, then 16 zero
+// bytes). In a serial plan (and pushed down under Citus) the transaction's
+// table counts every state as it is opened and the list stays empty. In
+// Citus's partial plan each worker's backend sees only its shards' states,
+// so their nonces travel in the partial state: the combine function (on
+// Citus's coordinator) refuses a nonce that two partial
+// states (or one) carry, and the final function records the combined nonces
+// in that process's table before it releases, so that two merges of one
+// transaction cannot both add a state. A forged partial state could drop
+// a nonce, but a role that could have one combined could forge the rows it
+// holds too (docs/scale.md, "Privileges": none is ever combined).
+//
+// The merge's own step runs on the release's state in place: the state's
+// length is set to the release's part for the call, so that the room and
+// the trailer after it stay untouched (no merge step frees or reallocates
+// the state it is given: each modifies it in place or returns a new one),
+// and the list grows by doubling its room; so one server's merges copy no
+// more than before, and a shard's list costs O(1) per state.
+
+namespace {
+
+struct Merged {
+  unsigned char* inner;  // the release's state
+  std::size_t inner_size;
+  unsigned char* nonces;  // capacity * kNonceBytes, after it; the first count in use
+  std::uint64_t count, capacity;
+};
+constexpr std::size_t kTrailer = 2 * sizeof(std::uint64_t);
+
+Merged split_merged(FunctionCallInfo fcinfo, bytea* st) {
+  const std::size_t size = VARSIZE_ANY_EXHDR(st);
+  auto* data = reinterpret_cast<unsigned char*>(VARDATA_ANY(st));
+  Merged m{};
+  if (size >= kTrailer) {
+    std::memcpy(&m.count, data + size - kTrailer, sizeof m.count);
+    std::memcpy(&m.capacity, data + size - sizeof m.capacity, sizeof m.capacity);
+  }
+  if (size < kTrailer || m.capacity > (size - kTrailer) / kNonceBytes || m.count > m.capacity)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("%s: the partial state is not one of this merge's (its list of shipped states does not "
+                           "fit its size)", agg_name(fcinfo, "optdp"))));
+  m.inner = data;
+  m.inner_size = size - kTrailer - m.capacity * kNonceBytes;
+  m.nonces = data + m.inner_size;
+  return m;
+}
+
+bytea* inner_copy(const Merged& m) {
+  auto* b = static_cast<bytea*>(palloc(VARHDRSZ + m.inner_size));
+  SET_VARSIZE(b, VARHDRSZ + m.inner_size);
+  std::memcpy(VARDATA(b), m.inner, m.inner_size);
+  return b;
+}
+
+void write_trailer(unsigned char* end, std::uint64_t count, std::uint64_t capacity) {
+  std::memcpy(end - kTrailer, &count, sizeof count);
+  std::memcpy(end - sizeof capacity, &capacity, sizeof capacity);
+}
+
+// A merge's state: inner's bytes, room for capacity nonces holding the
+// count given, then the trailer.
+bytea* merged_state(bytea* inner, const unsigned char* nonces, std::uint64_t count, std::uint64_t capacity) {
+  const std::size_t n = VARSIZE_ANY_EXHDR(inner);
+  const std::size_t size = n + capacity * kNonceBytes + kTrailer;
+  auto* b = static_cast<bytea*>(palloc0(VARHDRSZ + size));
+  SET_VARSIZE(b, VARHDRSZ + size);
+  auto* data = reinterpret_cast<unsigned char*>(VARDATA(b));
+  std::memcpy(data, VARDATA_ANY(inner), n);
+  if (count > 0) std::memcpy(data + n, nonces, count * kNonceBytes);
+  write_trailer(data + size, count, capacity);
+  return b;
+}
+
+[[noreturn]] void refuse_merged_twice(const char* merge) {
+  ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                  errmsg("%s: state was already merged in this transaction (a shipped state counts once)", merge)));
+  pg_unreachable();
+}
+
+int compare_nonces(const void* a, const void* b) { return std::memcmp(a, b, kNonceBytes); }
+
+}  // namespace
+
+Datum merge_trans(FunctionCallInfo fcinfo, PGFunction add) {
+  const bool partial = partial_step(fcinfo);
+  bytea* st = PG_ARGISNULL(0) ? nullptr : reinterpret_cast<bytea*>(PG_GETARG_DATUM(0));
+  if (st != nullptr && (!VARATT_IS_4B_U(st) || !AggCheckCallContext(fcinfo, nullptr))) {
+    st = PG_GETARG_BYTEA_P_COPY(0);  // not the aggregate's own, writable state: a copy of it
+    fcinfo->args[0].value = PointerGetDatum(st);
+  }
+  Merged m{};
+  std::size_t size = 0;
+  if (st != nullptr) {
+    m = split_merged(fcinfo, st);
+    size = VARSIZE(st);
+    SET_VARSIZE(st, VARHDRSZ + m.inner_size);  // the release's state, for the merge's step
+  }
+  const std::uint64_t opened_before = partial_opened;
+  bytea* inner = reinterpret_cast<bytea*>(DatumGetPointer(add(fcinfo)));
+  if (partial && partial_opened != opened_before + 1)
+    ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR), errmsg("%s: a merge's step opened no state",
+                                                            agg_name(fcinfo, "optdp"))));
+  const std::uint64_t count = m.count + (partial ? 1 : 0);
+  if (st != nullptr && inner == st && VARSIZE(st) == VARHDRSZ + m.inner_size && count <= m.capacity) {
+    // in place: the room and the trailer are as they were
+    SET_VARSIZE(st, size);
+    if (partial) {
+      std::memcpy(m.nonces + m.count * kNonceBytes, partial_nonce, kNonceBytes);
+      write_trailer(reinterpret_cast<unsigned char*>(st) + size, count, m.capacity);
+    }
+    PG_RETURN_BYTEA_P(st);
+  }
+  const std::uint64_t capacity = count <= m.capacity ? m.capacity : std::max<std::uint64_t>(4, 2 * m.capacity);
+  bytea* out = merged_state(inner, m.nonces, m.count, capacity);
+  if (partial) {
+    auto* data = reinterpret_cast<unsigned char*>(VARDATA(out));
+    std::memcpy(data + VARSIZE_ANY_EXHDR(inner) + m.count * kNonceBytes, partial_nonce, kNonceBytes);
+    write_trailer(data + VARSIZE_ANY_EXHDR(out), count, capacity);
+  }
+  PG_RETURN_BYTEA_P(out);
+}
+
+Datum merge_combine(FunctionCallInfo fcinfo, PGFunction combine) {
+  if (PG_ARGISNULL(0) || PG_ARGISNULL(1)) {
+    // STRICT: PostgreSQL and Citus keep the other state (checked as any)
+    if (!PG_ARGISNULL(0)) (void)split_merged(fcinfo, PG_GETARG_BYTEA_PP(0));
+    if (!PG_ARGISNULL(1)) (void)split_merged(fcinfo, PG_GETARG_BYTEA_PP(1));
+    if (PG_ARGISNULL(0) && PG_ARGISNULL(1)) PG_RETURN_NULL();
+    PG_RETURN_DATUM(PG_ARGISNULL(0) ? PG_GETARG_DATUM(1) : PG_GETARG_DATUM(0));
+  }
+  const Merged a = split_merged(fcinfo, PG_GETARG_BYTEA_PP(0));
+  const Merged b = split_merged(fcinfo, PG_GETARG_BYTEA_PP(1));
+  // the union, sorted: a nonce that either state or both carry twice is a
+  // state stored twice (on two shards, or twice on one)
+  const std::uint64_t count = a.count + b.count;
+  auto* nonces = static_cast<unsigned char*>(palloc(count * kNonceBytes + 1));
+  if (a.count > 0) std::memcpy(nonces, a.nonces, a.count * kNonceBytes);
+  if (b.count > 0) std::memcpy(nonces + a.count * kNonceBytes, b.nonces, b.count * kNonceBytes);
+  qsort(nonces, count, kNonceBytes, compare_nonces);
+  for (std::uint64_t i = 1; i < count; ++i)
+    if (std::memcmp(nonces + (i - 1) * kNonceBytes, nonces + i * kNonceBytes, kNonceBytes) == 0)
+      refuse_merged_twice(agg_name(fcinfo, "optdp"));
+  fcinfo->args[0].value = PointerGetDatum(inner_copy(a));
+  fcinfo->args[1].value = PointerGetDatum(inner_copy(b));
+  const Datum out = combine(fcinfo);
+  return PointerGetDatum(merged_state(DatumGetByteaPP(out), nonces, count, count));
+}
+
+Datum merge_final(FunctionCallInfo fcinfo, PGFunction release) {
+  if (!PG_ARGISNULL(0)) {
+    const Merged m = split_merged(fcinfo, PG_GETARG_BYTEA_PP(0));
+    // The partial states' nonces, counted in this transaction as the states
+    // opened here are, before the release (its charge and its noise).
+    for (std::uint64_t i = 0; i < m.count; ++i)
+      if (!first_opening(m.nonces + i * kNonceBytes)) refuse_merged_twice(agg_name(fcinfo, "optdp"));
+    fcinfo->args[0].value = PointerGetDatum(inner_copy(m));
+  }
+  return release(fcinfo);
 }
 
 }  // namespace optdp_pg

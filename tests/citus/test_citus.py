@@ -234,6 +234,43 @@ def states_table():
              "WHERE id <= 200 GROUP BY id, k")
 
 
+# Each *_merge (sql/reference.md) with the *_state form that makes its
+# states (merge % column names the state's column in ms), and for those
+# whose noise is negligible here, the built-in aggregate of the same rows and
+# how far the release may be from it (alpha 0.001: |noise| >= 3 with
+# probability 2e-9; eps 10^4 and rho 10^6: noise of sd below 0.01).
+MERGES = [
+    ("private_count_state(0.001)", "private_count_merge(%s, 0.001)", "count(*)", 2),
+    ("staircase_sum_state(x, 1.0, 10)", "staircase_sum_merge(%s, 1.0, 10)", None, None),
+    ("staircase_sum_state(x, 1.0, 0, 10)", "staircase_sum_merge(%s, 1.0, 0, 10)", None, None),
+    ("staircase_sum_state(x, 1.0, 0, 10, 'l2')", "staircase_sum_merge(%s, 1.0, 0, 10, 'l2')", None, None),
+    ("laplace_sum_state(x, 1.0, 10)", "laplace_sum_merge(%s, 1.0, 10)", None, None),
+    ("laplace_sum_state(x, 10000.0, 0, 10)", "laplace_sum_merge(%s, 10000.0, 0, 10)", "sum(x)", 0.1),
+    ("private_avg_state(x, 10000.0, 0, 10)", "private_avg_merge(%s, 10000.0, 0, 10)", "avg(x)", 0.01),
+    ("private_var_state(x, 10000.0, 0, 10)", "private_var_merge(%s, 10000.0, 0, 10)", "var_pop(x)", 0.01),
+    ("private_stddev_state(x, 1.0, 0, 10)", "private_stddev_merge(%s, 1.0, 0, 10)", None, None),
+    ("private_quantile_state(x, 0.25, 1.0, 0, 10)", "private_quantile_merge(%s, 0.25, 1.0, 0, 10)", None, None),
+    ("private_median_state(x, 1.0, 0, 10)", "private_median_merge(%s, 1.0, 0, 10)", None, None),
+    ("private_count_levels_state(0.001, 0.5)", "private_count_levels_merge(%s, 0.001, 0.5)", "count(*)", 2),
+    ("private_count_levels_of_state(x, 0.001)", "private_count_levels_merge(%s, 0.001)", "count(x)", 2),
+    ("private_select_state(k, x, 1.0)", "private_select_merge(%s, NULL::int, 1.0)", None, None),
+    ("private_select_state(k, x, 1.0, 2.0, 'exponential')",
+     "private_select_merge(%s, NULL::int, 1.0, 2.0, 'exponential')", None, None),
+    ("gaussian_count_state(x, 1000000.0)", "gaussian_count_merge(%s, 1000000.0)", "count(x)", 0.5),
+    ("gaussian_sum_state(x, 1000000.0, 0, 10)", "gaussian_sum_merge(%s, 1000000.0, 0, 10)", "sum(x)", 0.1),
+]
+
+
+def merges_table():
+    """ms(id, k, s0, s1, ...): for ids 1..200 of t, each row's state of each
+    of MERGES (made pushed down), distributed by id."""
+    if SQL.psql("SELECT to_regclass('ms') IS NOT NULL")[0][0] == "t":
+        return
+    SQL.psql("CREATE TABLE ms (id int, k int, %s); SELECT create_distributed_table('ms', 'id'); "
+             "INSERT INTO ms SELECT id, k, %s FROM t WHERE id <= 200 GROUP BY id, k"
+             % (", ".join("s%d bytea" % n for n in range(len(MERGES))), ", ".join(m[0] for m in MERGES)))
+
+
 class B_Partial(unittest.TestCase):
     """Not grouped by the distribution column: partial states on the shards
     (worker_partial_agg), combined and finalised on the coordinator
@@ -308,36 +345,110 @@ class B_Partial(unittest.TestCase):
                         self.assertEqual(SQL.error_of(sql % (form, where)),
                                          catalogued("citus/polymorphic_partial", fn))
 
-    def test_merges_only_pushed_down(self):
-        # a merge over a distributed table of states: pushed down (grouped by
-        # the distribution column) each group's states are opened on one
-        # shard; the partial plan, which would open a state stored on two
-        # shards twice, is refused before the scan, with rows or without
-        states_table()
-        self.assertEqual(len(SQL.psql("SELECT id, private_count_merge(s, 0.9), private_select_merge(sel, NULL::int, 1.0) "
-                                      "FROM st WHERE id <= 5 GROUP BY id")), 5)
-        for merge, fn in (("private_count_merge(s, 0.9)", "private_count_merge"),
-                          ("private_select_merge(sel, NULL::int, 1.0)", "private_select_merge"),
-                          ("private_select_merge(sel, NULL::int[], 1.0)", "private_select_merge")):
-            for sql in ("SELECT %s FROM st%s", "SELECT k, %s FROM st%s GROUP BY k"):
-                for where in ("", " WHERE id < 0"):
-                    with self.subTest(sql=sql % (merge, where)):
-                        self.assertEqual(SQL.error_of(sql % (merge, where)), catalogued("citus/merge_partial", fn))
-        # on the coordinator, from the states pulled there (a subquery with OFFSET 0)
-        self.assertEqual(len(SQL.psql("SELECT private_count_merge(s, 0.9) FROM (SELECT s FROM st OFFSET 0) a")), 1)
-        # what the refusal guards against: one state stored on two shards
-        # (ids 1 and 2), which the partial plan released as 4,000 rows (run
-        # without the refusal); on the coordinator the second copy is refused
+    def test_merges_in_both_plans(self):
+        # every *_merge over a distributed table of states (one per id), all
+        # in one statement (each call keeps its own parameters): pushed down
+        # grouped by the distribution column, and in the partial plan
+        # (worker_partial_agg on the shards, coord_combine_agg on the
+        # coordinator) ungrouped and grouped by another column, with rows or
+        # without; those of negligible noise give the built-in aggregate of
+        # the rows, as the same states merged on the coordinator do (OFFSET
+        # 0: the states pulled there)
+        merges_table()
+        calls = ", ".join("(%s)[1]" % (m[1] % ("s%d" % n)) if "levels" in m[1] else m[1] % ("s%d" % n)
+                          for n, m in enumerate(MERGES))
+        self.assertEqual(len(SQL.psql("SELECT id, %s FROM ms WHERE id <= 5 GROUP BY id" % calls)), 5)
+        plan = explain("SELECT k, %s FROM ms GROUP BY k" % calls)
+        self.assertEqual(plan.count("coord_combine_agg("), len(MERGES))
+        self.assertGreaterEqual(plan.count("worker_partial_agg("), len(MERGES))
+        self.assertEqual(len(SQL.psql("SELECT 1, %s FROM ms WHERE id < 0" % calls)), 1)
+        exact = [(n, m[2], m[3]) for n, m in enumerate(MERGES) if m[2]]
+        want = SQL.psql("SELECT %s FROM t WHERE id <= 200" % ", ".join(e for _, e, _ in exact))[0]
+        want_k = SQL.psql("SELECT k, %s FROM t WHERE id <= 200 GROUP BY k ORDER BY k"
+                          % ", ".join(e for _, e, _ in exact))
+        for table in ("ms", "(SELECT * FROM ms OFFSET 0) a"):
+            with self.subTest(table=table):
+                rows = SQL.psql("SELECT %s FROM %s" % (calls, table))
+                self.assertEqual(len(rows), 1)
+                self.assertEqual(len(rows[0]), len(MERGES))
+                for i, (n, e, tol) in enumerate(exact):
+                    self.assertLessEqual(abs(float(rows[0][n]) - float(want[i])), tol, (MERGES[n][1], rows[0][n]))
+                rows = SQL.psql("SELECT k, %s FROM %s GROUP BY k ORDER BY k" % (calls, table))
+                self.assertEqual([int(r[0]) for r in rows], list(range(10)))
+                for r, w in zip(rows, want_k):
+                    for i, (n, e, tol) in enumerate(exact):
+                        self.assertLessEqual(abs(float(r[1 + n]) - float(w[1 + i])), tol,
+                                             (MERGES[n][1], r[0], r[1 + n]))
+        # a candidate of a type without a form of its own: refused before
+        # the scan, as the polymorphic releases are
+        sel = [n for n, m in enumerate(MERGES) if m[0].startswith("private_select_state")][0]
+        for sql in ("SELECT private_select_merge(s%d, NULL::int[], 1.0) FROM ms%s",
+                    "SELECT k, private_select_merge(s%d, NULL::int[], 1.0) FROM ms%s GROUP BY k"):
+            for where in ("", " WHERE id < 0"):
+                self.assertEqual(SQL.error_of(sql % (sel, where)),
+                                 catalogued("citus/polymorphic_partial", "private_select_merge"))
+
+    def test_a_state_stored_twice_counts_once(self):
+        # One state of all 2,000 rows stored on two shards (ids 1 and 2):
+        # with the nonces counted in each process only, each worker's backend
+        # opens its own copy and the merge released 4,000 rows. The partial
+        # states carry the nonces, and the coordinator's combine refuses the
+        # second copy with one server's message, as it refuses the copies
+        # pulled to the coordinator; so too a state stored twice on one shard
+        # (id 3 twice), and grouped.
         SQL.psql("CREATE TABLE IF NOT EXISTS st2 (id int, s bytea); SELECT create_distributed_table('st2', 'id'); "
                  "INSERT INTO st2 SELECT i, s FROM (SELECT private_count_state(x, 0.001) AS s FROM t OFFSET 0) a, "
                  "generate_series(1, 2) i")
         self.assertEqual(len({r[0] for r in SQL.psql("SELECT get_shard_id_for_distribution_column('st2', id) "
                                                      "FROM st2")}), 2)
-        self.assertEqual(SQL.error_of("SELECT private_count_merge(s, 0.001) FROM st2"),
-                         catalogued("citus/merge_partial", "private_count_merge"))
-        self.assertEqual(SQL.error_of("SELECT private_count_merge(s, 0.001) FROM (SELECT s FROM st2 OFFSET 0) a"),
-                         "private_count_merge: state was already merged in this transaction (a shipped state "
-                         "counts once)")
+        SQL.psql("CREATE TABLE IF NOT EXISTS st3 (id int, s bytea); SELECT create_distributed_table('st3', 'id'); "
+                 "INSERT INTO st3 SELECT 3, s FROM (SELECT private_count_state(x, 0.001) AS s FROM t OFFSET 0) a, "
+                 "generate_series(1, 2) i")
+        twice = "private_count_merge: state was already merged in this transaction (a shipped state counts once)"
+        for table in ("st2", "st3"):
+            for sql in ("SELECT private_count_merge(s, 0.001) FROM %s",
+                        "SELECT id %% 1, private_count_merge(s, 0.001) FROM %s GROUP BY 1",
+                        "SELECT private_count_merge(s, 0.001) FROM (SELECT s FROM %s OFFSET 0) a"):
+                with self.subTest(sql=sql % table):
+                    self.assertEqual(SQL.error_of(sql % table), twice)
+        # each copy alone is one release of the 2,000 rows
+        self.assertLessEqual(abs(int(SQL.psql("SELECT private_count_merge(s, 0.001) FROM st2 WHERE id = 2")[0][0])
+                                 - N_ROWS), 2)
+
+    def test_two_merges_of_one_transaction(self):
+        # the coordinator records the nonces the partial states bring, as the
+        # states it opens itself: in one transaction, a state merged in the
+        # partial plan is refused when merged again on the coordinator, and
+        # the other way round; in separate transactions both run
+        merges_table()
+        partial = "SELECT private_count_merge(s0, 0.001) FROM ms"
+        local = "SELECT private_count_merge(s0, 0.001) FROM (SELECT s0 FROM ms OFFSET 0) a"
+        twice = "private_count_merge: state was already merged in this transaction (a shipped state counts once)"
+        for first, second in ((partial, local), (local, partial), (partial, partial)):
+            with self.subTest(first=first, second=second):
+                try:
+                    self.assertEqual(SQL.run("BEGIN")[0], "ok")
+                    self.assertEqual(SQL.run(first)[0], "ok")
+                    self.assertEqual(SQL.run(second)[-1], twice)
+                finally:
+                    SQL.run("ROLLBACK")
+                self.assertEqual(len(SQL.psql(first)), 1)
+                self.assertEqual(len(SQL.psql(second)), 1)
+
+    def test_law_of_partial_merges(self):
+        # 2,000 states of one row each (private_count_state(0.5) per id),
+        # merged in the partial plan in 1,000 groups of two (ids i and
+        # i + 1000): the law of private_count(0.5) over two rows
+        SQL.psql("CREATE TABLE IF NOT EXISTS cs (id int, s bytea); SELECT create_distributed_table('cs', 'id'); "
+                 "INSERT INTO cs SELECT id, private_count_state(0.5) FROM t GROUP BY id")
+        sql = "SELECT private_count_merge(s, 0.5) FROM cs GROUP BY id % 1000"
+        self.assertIn("coord_combine_agg", explain(sql))
+        rows = SQL.psql(sql)
+        self.assertEqual(len(rows), 1000)
+        p = geometric_p([int(r[0]) for r in rows], 0.5, 2)
+        print("[citus] partial private_count_merge(s, 0.5) over 1000 groups: chi-square p = %.3g" % p,
+              file=sys.stderr)
+        self.assertGreater(p, P_MIN)
 
     def test_parameters_read_once_per_execution(self):
         # Citus's wrappers call optdp's functions through a new FmgrInfo per
@@ -482,6 +593,16 @@ class B_Partial(unittest.TestCase):
                 "SELECT coord_combine_agg('private_count(float8)'::regprocedure, s::cstring, NULL::bigint) "
                 "FROM (VALUES ('\\x0100000000000000000000000000e03f'::text)) v(s)" + where),
                 catalogued("plan/no_parameters", "private_count"))
+        # nor over a merge: a partial state written by hand (here 10^6 rows,
+        # the same state listed twice, as no worker would ship it) is never
+        # combined, released or charged
+        forged = "\\x" + (10 ** 6).to_bytes(8, "little").hex() + "cdcccccccccc" + "ec3f" + "ab" * 32 + \
+            (2).to_bytes(8, "little").hex()
+        for where in ("", " WHERE false"):
+            self.assertEqual(SQL.error_of(
+                "SELECT coord_combine_agg('private_count_merge(bytea, float8)'::regprocedure, s::cstring, "
+                "NULL::bigint) FROM (VALUES ('%s'::text)) v(s)%s" % (forged, where)),
+                catalogued("plan/no_parameters", "private_count_merge"))
 
 
 # ---- the paired-neighbour audit (docs/audit.md), in both plans -----------------
@@ -654,11 +775,19 @@ class D_Budget(unittest.TestCase):
                 self.assertGreater(len(SQL.psql(sql % form)), 0)
         self.assertEqual(ledger(), (n0, spent0, 0))
         self.assertEqual(len(SQL.psql("SELECT id, private_count_merge(s, 0.9) FROM st WHERE id <= 5 GROUP BY id")), 5)
-        self.assertIsNotNone(SQL.error_of("SELECT private_count_merge(s, 0.9) FROM st"))  # refused, uncharged
+        # in the partial plan, one release ungrouped and one per group of k, charged on the coordinator
+        self.assertEqual(len(SQL.psql("SELECT private_count_merge(s, 0.9) FROM st")), 1)
+        self.assertEqual(len(SQL.psql("SELECT k, private_count_merge(s, 0.9) FROM st GROUP BY k")), 10)
         n, spent, w = ledger()
-        self.assertEqual(n - n0, 5)
-        self.assertAlmostEqual(spent - spent0, 5 * math.log(1 / 0.9), places=9)
+        self.assertEqual(n - n0, 16)
+        self.assertAlmostEqual(spent - spent0, 16 * math.log(1 / 0.9), places=9)
         self.assertEqual(w, 0)
+        # a state refused as given twice (after its admission) releases nothing more
+        SQL.psql("CREATE TABLE IF NOT EXISTS st5 (id int, s bytea); SELECT create_distributed_table('st5', 'id'); "
+                 "INSERT INTO st5 SELECT i, s FROM (SELECT private_count_state(x, 0.9) AS s FROM t OFFSET 0) a, "
+                 "generate_series(1, 2) i")
+        self.assertIsNotNone(SQL.error_of("SELECT id % 1, private_count_merge(s, 0.9) FROM st5 GROUP BY 1"))
+        self.assertEqual(ledger()[0], n)
 
     def test_3_worker_without_the_coordinators_ledger_refuses(self):
         def set_conninfo(workers, value):

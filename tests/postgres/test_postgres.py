@@ -1330,9 +1330,12 @@ class Shards(unittest.TestCase):
             set_state_key(self.shards[1], None)
 
     def test_merges_stay_in_the_leader(self):
-        # a merge's nonces are counted in one process, so the planner must never put a
-        # merge in a parallel worker (where it refuses): whether it would, depends on
-        # the table's size, not on the query
+        # a merge's nonces are counted in one process, or listed in its partial states
+        # (states.cpp), but a whole merge that a parallel plan put in a worker (under a
+        # single-copy Gather, or as a Parallel Append's subplan) would count them in the
+        # worker's table, which the leader's transaction never sees, so the planner must
+        # never put a merge in a parallel worker (where it refuses at its first state:
+        # with rows, not without)
         rows = self.S.psql("SELECT p.proname, p.proparallel FROM pg_proc p JOIN pg_aggregate a ON a.aggfnoid = p.oid "
                            "WHERE p.proname LIKE '%\\_merge' ORDER BY 1")
         self.assertGreaterEqual(len(rows), 15, rows)

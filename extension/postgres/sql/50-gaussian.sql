@@ -38,9 +38,9 @@ CREATE AGGREGATE gaussian_count_state(x anyelement, rho float8) (
   FINALFUNC = optdp_gaussian_count_state_final, PARALLEL = SAFE);
 -- merges shipped gaussian_count states and releases once
 CREATE AGGREGATE gaussian_count_merge(state bytea, rho float8) (
-  SFUNC = optdp_gaussian_count_merge_trans, STYPE = bytea, INITCOND = '\x00000000000000000000000000000000',
-  COMBINEFUNC = optdp_gaussian_count_combine,
-  FINALFUNC = optdp_gaussian_count_final, PARALLEL = RESTRICTED);
+  SFUNC = optdp_gaussian_count_merge_trans, STYPE = bytea, INITCOND = '\x0000000000000000000000000000000000000000000000000000000000000000',
+  COMBINEFUNC = optdp_gaussian_count_merge_combine,
+  FINALFUNC = optdp_gaussian_count_merge_final, PARALLEL = RESTRICTED);
 
 -- ---- gaussian_sum(x, rho, lower, upper) -----------------------------------------
 -- The state: the exact sum of grid integers (128 bits) (a shipped state: its
@@ -65,9 +65,9 @@ CREATE AGGREGATE gaussian_sum_state(x float8, rho float8, lower float8, upper fl
   COMBINEFUNC = optdp_gaussian_sum_combine,
   FINALFUNC = optdp_gaussian_sum_state_final, PARALLEL = SAFE);
 CREATE AGGREGATE gaussian_sum_merge(state bytea, rho float8, lower float8, upper float8) (
-  SFUNC = optdp_gaussian_sum_merge_trans, STYPE = bytea, INITCOND = '\x000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
-  COMBINEFUNC = optdp_gaussian_sum_combine,
-  FINALFUNC = optdp_gaussian_sum_final, PARALLEL = RESTRICTED);
+  SFUNC = optdp_gaussian_sum_merge_trans, STYPE = bytea, INITCOND = '\x00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
+  COMBINEFUNC = optdp_gaussian_sum_merge_combine,
+  FINALFUNC = optdp_gaussian_sum_merge_final, PARALLEL = RESTRICTED);
 
 -- ---- planning (SQLite's names, arguments and messages) --------------------------
 -- They read the ledger on optdp's own connection (what the next charge will

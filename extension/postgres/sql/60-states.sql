@@ -35,17 +35,17 @@ CREATE AGGREGATE private_stddev_state(x float8, eps float8, lower float8, upper 
   COMBINEFUNC = optdp_moments_combine,
   FINALFUNC = optdp_stddev_state_final, PARALLEL = SAFE);
 CREATE AGGREGATE private_avg_merge(state bytea, eps float8, lower float8, upper float8) (
-  SFUNC = optdp_avg_merge_trans, STYPE = bytea, INITCOND = '\x000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
-  COMBINEFUNC = optdp_moments_combine,
-  FINALFUNC = optdp_avg_final, PARALLEL = RESTRICTED);
+  SFUNC = optdp_avg_merge_trans, STYPE = bytea, INITCOND = '\x00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
+  COMBINEFUNC = optdp_moments_merge_combine,
+  FINALFUNC = optdp_avg_merge_final, PARALLEL = RESTRICTED);
 CREATE AGGREGATE private_var_merge(state bytea, eps float8, lower float8, upper float8) (
-  SFUNC = optdp_var_merge_trans, STYPE = bytea, INITCOND = '\x000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
-  COMBINEFUNC = optdp_moments_combine,
-  FINALFUNC = optdp_var_final, PARALLEL = RESTRICTED);
+  SFUNC = optdp_var_merge_trans, STYPE = bytea, INITCOND = '\x00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
+  COMBINEFUNC = optdp_moments_merge_combine,
+  FINALFUNC = optdp_var_merge_final, PARALLEL = RESTRICTED);
 CREATE AGGREGATE private_stddev_merge(state bytea, eps float8, lower float8, upper float8) (
-  SFUNC = optdp_stddev_merge_trans, STYPE = bytea, INITCOND = '\x000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
-  COMBINEFUNC = optdp_moments_combine,
-  FINALFUNC = optdp_stddev_final, PARALLEL = RESTRICTED);
+  SFUNC = optdp_stddev_merge_trans, STYPE = bytea, INITCOND = '\x00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
+  COMBINEFUNC = optdp_moments_merge_combine,
+  FINALFUNC = optdp_stddev_merge_final, PARALLEL = RESTRICTED);
 
 -- ---- private_quantile, private_median --------------------------------------------------
 CREATE FUNCTION optdp_quantile_state_final(bytea) RETURNS bytea
@@ -63,13 +63,13 @@ CREATE AGGREGATE private_median_state(x float8, eps float8, lower float8, upper 
   COMBINEFUNC = optdp_quantile_combine,
   FINALFUNC = optdp_quantile_state_final, PARALLEL = SAFE);
 CREATE AGGREGATE private_quantile_merge(state bytea, q float8, eps float8, lower float8, upper float8) (
-  SFUNC = optdp_quantile_merge_trans, STYPE = bytea, INITCOND = '',
-  COMBINEFUNC = optdp_quantile_combine,
-  FINALFUNC = optdp_quantile_final, PARALLEL = RESTRICTED);
+  SFUNC = optdp_quantile_merge_trans, STYPE = bytea, INITCOND = '\x00000000000000000000000000000000',
+  COMBINEFUNC = optdp_quantile_merge_combine,
+  FINALFUNC = optdp_quantile_merge_final, PARALLEL = RESTRICTED);
 CREATE AGGREGATE private_median_merge(state bytea, eps float8, lower float8, upper float8) (
-  SFUNC = optdp_quantile_merge_trans, STYPE = bytea, INITCOND = '',
-  COMBINEFUNC = optdp_quantile_combine,
-  FINALFUNC = optdp_quantile_final, PARALLEL = RESTRICTED);
+  SFUNC = optdp_quantile_merge_trans, STYPE = bytea, INITCOND = '\x00000000000000000000000000000000',
+  COMBINEFUNC = optdp_quantile_merge_combine,
+  FINALFUNC = optdp_quantile_merge_final, PARALLEL = RESTRICTED);
 
 -- ---- private_count_levels, private_count_levels_of ---------------------------------------
 -- private_count_levels_state(alpha_1, ..., alpha_k) and
@@ -95,8 +95,9 @@ BEGIN
                    'STYPE = bytea, INITCOND = %L, COMBINEFUNC = optdp_count_combine, '
                    'FINALFUNC = optdp_levels_state_final, PARALLEL = SAFE)', alphas, '\x00000000000000000000000000000000');
     EXECUTE format('CREATE AGGREGATE private_count_levels_merge(state bytea, %s) (SFUNC = optdp_levels_merge_trans, '
-                   'STYPE = bytea, INITCOND = %L, COMBINEFUNC = optdp_count_combine, '
-                   'FINALFUNC = optdp_levels_final, PARALLEL = RESTRICTED)', alphas, '\x00000000000000000000000000000000');
+                   'STYPE = bytea, INITCOND = %L, COMBINEFUNC = optdp_count_merge_combine, '
+                   'FINALFUNC = optdp_levels_merge_final, PARALLEL = RESTRICTED)', alphas,
+                   '\x0000000000000000000000000000000000000000000000000000000000000000');
   END LOOP;
 END $$;
 
@@ -136,15 +137,15 @@ CREATE AGGREGATE private_select_state(candidate anycompatible, score float8, eps
   COMBINEFUNC = optdp_select_combine,
   FINALFUNC = optdp_select_state_final, PARALLEL = SAFE);
 CREATE AGGREGATE private_select_merge(state bytea, candidate anycompatible, eps float8) (
-  SFUNC = optdp_select_merge_trans, STYPE = bytea, INITCOND = '',
-  COMBINEFUNC = optdp_select_combine,
+  SFUNC = optdp_select_merge_trans, STYPE = bytea, INITCOND = '\x00000000000000000000000000000000',
+  COMBINEFUNC = optdp_select_merge_combine,
   FINALFUNC = optdp_select_merge_final, FINALFUNC_EXTRA, PARALLEL = RESTRICTED);
 CREATE AGGREGATE private_select_merge(state bytea, candidate anycompatible, eps float8, sensitivity float8) (
-  SFUNC = optdp_select_merge_trans, STYPE = bytea, INITCOND = '',
-  COMBINEFUNC = optdp_select_combine,
+  SFUNC = optdp_select_merge_trans, STYPE = bytea, INITCOND = '\x00000000000000000000000000000000',
+  COMBINEFUNC = optdp_select_merge_combine,
   FINALFUNC = optdp_select_merge_final, FINALFUNC_EXTRA, PARALLEL = RESTRICTED);
 CREATE AGGREGATE private_select_merge(state bytea, candidate anycompatible, eps float8, sensitivity float8,
                                       method text) (
-  SFUNC = optdp_select_merge_trans, STYPE = bytea, INITCOND = '',
-  COMBINEFUNC = optdp_select_combine,
+  SFUNC = optdp_select_merge_trans, STYPE = bytea, INITCOND = '\x00000000000000000000000000000000',
+  COMBINEFUNC = optdp_select_merge_combine,
   FINALFUNC = optdp_select_merge_final, FINALFUNC_EXTRA, PARALLEL = RESTRICTED);

@@ -12,9 +12,9 @@
 -- other type still to the polymorphic form (pushed down whole under Citus).
 -- private_select's final function returns the candidate's type, so it is
 -- declared per type too (the *_state forms' final functions return bytea).
--- Not private_select_merge: optdp refuses every *_merge in Citus's partial
--- plan (release.cpp, refuse_merge_partial), and pushed down the polymorphic
--- form runs.
+-- private_select_merge(state, candidate, ...) too, whose candidate (its
+-- second argument) only names the type: Citus's partial plan runs a merge
+-- (its partial states carry the nonces of the states they opened, states.cpp).
 -- Generated from the polymorphic forms; before 70-numeric.sql, which adds
 -- private_select's numeric scores to these as to the others, and
 -- 99-privileges.sql, which covers the new support functions.
@@ -60,12 +60,15 @@ BEGIN
       WHERE d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'optdp')
         AND p.proname IN ('private_count', 'gaussian_count', 'private_count_levels_of', 'private_select',
                           'private_count_state', 'gaussian_count_state', 'private_count_levels_of_state',
-                          'private_select_state')
-        AND p.proargtypes[0] IN ('anyelement'::regtype, 'anycompatible'::regtype)
+                          'private_select_state', 'private_select_merge')
+        AND (p.proargtypes[0] IN ('anyelement'::regtype, 'anycompatible'::regtype)
+             OR (p.proname = 'private_select_merge' AND p.proargtypes[1] = 'anycompatible'::regtype))
     LOOP
-      SELECT array_agg(CASE WHEN i = 1 THEN t ELSE format_type(a.argtypes[i], NULL) END ORDER BY i),
+      SELECT array_agg(CASE WHEN a.argtypes[i] IN ('anyelement'::regtype, 'anycompatible'::regtype) THEN t
+                         ELSE format_type(a.argtypes[i], NULL) END ORDER BY i),
              string_agg(format('%I %s', a.proargnames[i],
-                               CASE WHEN i = 1 THEN t ELSE format_type(a.argtypes[i], NULL) END), ', ' ORDER BY i)
+                               CASE WHEN a.argtypes[i] IN ('anyelement'::regtype, 'anycompatible'::regtype) THEN t
+                                    ELSE format_type(a.argtypes[i], NULL) END), ', ' ORDER BY i)
         INTO types, args
         FROM generate_subscripts(a.argtypes, 1) i;
       -- a release and its *_state form share their transition function: made once
