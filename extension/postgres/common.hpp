@@ -85,3 +85,7 @@ void record_released_keys(const char* function, std::int64_t id, std::int64_t re
 #define OPTDP_PG_FUNCTION(name) \
   PG_FUNCTION_INFO_V1(name);    \
   PGDLLEXPORT Datum name(PG_FUNCTION_ARGS)
+// A step that only optdp's own functions call (directly, as a PGFunction: a
+// merge's own step and release, merges.cpp): not exported, so that the
+// module exports only what the extension's script names (install.symbols).
+#define OPTDP_PG_STEP(name) Datum name(PG_FUNCTION_ARGS)

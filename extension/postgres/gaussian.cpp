@@ -177,12 +177,12 @@ extern "C" {
 
 OPTDP_PG_FUNCTION(optdp_gaussian_count_trans);
 OPTDP_PG_FUNCTION(optdp_gaussian_count_combine);
-OPTDP_PG_FUNCTION(optdp_gaussian_count_merge_add);
+OPTDP_PG_STEP(optdp_gaussian_count_merge_add);
 OPTDP_PG_FUNCTION(optdp_gaussian_count_final);
 OPTDP_PG_FUNCTION(optdp_gaussian_count_state_final);
 OPTDP_PG_FUNCTION(optdp_gaussian_sum_trans);
 OPTDP_PG_FUNCTION(optdp_gaussian_sum_combine);
-OPTDP_PG_FUNCTION(optdp_gaussian_sum_merge_add);
+OPTDP_PG_STEP(optdp_gaussian_sum_merge_add);
 OPTDP_PG_FUNCTION(optdp_gaussian_sum_final);
 OPTDP_PG_FUNCTION(optdp_gaussian_sum_state_final);
 

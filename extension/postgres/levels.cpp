@@ -207,7 +207,7 @@ OPTDP_PG_FUNCTION(optdp_levels_state_final) {
 
 // private_count_levels_merge(state, alphas...): adds the counts of shipped
 // states made with the same levels.
-OPTDP_PG_FUNCTION(optdp_levels_merge_add) {
+OPTDP_PG_STEP(optdp_levels_merge_add) {
   const char* fn = "private_count_levels_merge";
   bytea* st = state_arg<CountState>(fcinfo, fn, "private_count");
   const LevelsParams& p = levels_params(fcinfo, fn, 1);

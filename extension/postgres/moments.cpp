@@ -315,9 +315,9 @@ Datum optdp_stddev_final(PG_FUNCTION_ARGS) { return moments_final<Stat::Stddev>(
 OPTDP_PG_FUNCTION(optdp_avg_state_final) { return moments_state_final<Stat::Avg>(fcinfo); }
 OPTDP_PG_FUNCTION(optdp_var_state_final) { return moments_state_final<Stat::Var>(fcinfo); }
 OPTDP_PG_FUNCTION(optdp_stddev_state_final) { return moments_state_final<Stat::Stddev>(fcinfo); }
-OPTDP_PG_FUNCTION(optdp_avg_merge_add) { return moments_merge_trans<Stat::Avg>(fcinfo); }
-OPTDP_PG_FUNCTION(optdp_var_merge_add) { return moments_merge_trans<Stat::Var>(fcinfo); }
-OPTDP_PG_FUNCTION(optdp_stddev_merge_add) { return moments_merge_trans<Stat::Stddev>(fcinfo); }
+OPTDP_PG_STEP(optdp_avg_merge_add) { return moments_merge_trans<Stat::Avg>(fcinfo); }
+OPTDP_PG_STEP(optdp_var_merge_add) { return moments_merge_trans<Stat::Var>(fcinfo); }
+OPTDP_PG_STEP(optdp_stddev_merge_add) { return moments_merge_trans<Stat::Stddev>(fcinfo); }
 
 }  // extern "C"
 

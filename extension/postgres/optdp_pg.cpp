@@ -341,12 +341,12 @@ extern "C" {
 
 OPTDP_PG_FUNCTION(optdp_count_trans);
 OPTDP_PG_FUNCTION(optdp_count_combine);
-OPTDP_PG_FUNCTION(optdp_count_merge_add);
+OPTDP_PG_STEP(optdp_count_merge_add);
 OPTDP_PG_FUNCTION(optdp_count_final);
 OPTDP_PG_FUNCTION(optdp_count_state_final);
 OPTDP_PG_FUNCTION(optdp_sum_trans);
 OPTDP_PG_FUNCTION(optdp_sum_combine);
-OPTDP_PG_FUNCTION(optdp_sum_merge_add);
+OPTDP_PG_STEP(optdp_sum_merge_add);
 OPTDP_PG_FUNCTION(optdp_staircase_final);
 OPTDP_PG_FUNCTION(optdp_laplace_final);
 OPTDP_PG_FUNCTION(optdp_sum_state_final);

@@ -262,7 +262,7 @@ OPTDP_PG_FUNCTION(optdp_quantile_state_final) {
 // private_quantile_merge(state, q, eps, lower, upper), private_median_merge(state,
 // eps, lower, upper): adds the buckets of shipped states of its kind made
 // with the same parameters.
-OPTDP_PG_FUNCTION(optdp_quantile_merge_add) {
+OPTDP_PG_STEP(optdp_quantile_merge_add) {
   MemoryContext aggctx;
   if (AggCheckCallContext(fcinfo, &aggctx) != AGG_CONTEXT_AGGREGATE) call_aggref(fcinfo, "private_quantile_merge");
   const char* fn = agg_name(fcinfo, "private_quantile_merge");

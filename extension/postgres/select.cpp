@@ -437,7 +437,7 @@ OPTDP_PG_FUNCTION(optdp_select_state_final) {
 }
 
 // private_select_merge's transition: appends a shipped state's candidates.
-OPTDP_PG_FUNCTION(optdp_select_merge_add) {
+OPTDP_PG_STEP(optdp_select_merge_add) {
   const char* fn = "private_select_merge";
   if (!AggCheckCallContext(fcinfo, nullptr)) call_aggref(fcinfo, fn);
   const SelectParams& p = select_params(fcinfo, fn, 1);
@@ -501,7 +501,7 @@ OPTDP_PG_FUNCTION(optdp_select_merge_add) {
 // labels, a domain's check), and an input error after the draw would depend
 // on which candidate won, that is on the scores; before it, it depends on
 // the candidates alone, which are public.
-OPTDP_PG_FUNCTION(optdp_select_merge_release) {
+OPTDP_PG_STEP(optdp_select_merge_release) {
   const char* fn = "private_select_merge";
   const SelectParams& p = select_params(fcinfo, fn, 1);
   bytea* st = PG_ARGISNULL(0) ? nullptr : PG_GETARG_BYTEA_PP(0);
