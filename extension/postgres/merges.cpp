@@ -6,6 +6,7 @@
 // "States and merges").
 #include "postgres/aggregate.hpp"
 #include "postgres/common.hpp"
+#include "postgres/release.hpp"
 
 extern "C" {
 #include "postgres.h"
@@ -25,7 +26,7 @@ Datum optdp_levels_merge_add(PG_FUNCTION_ARGS);
 Datum optdp_select_merge_add(PG_FUNCTION_ARGS);
 Datum optdp_gaussian_count_merge_add(PG_FUNCTION_ARGS);
 Datum optdp_gaussian_sum_merge_add(PG_FUNCTION_ARGS);
-// the releases' combine and final functions
+// the releases' combine functions (their final functions: release.hpp)
 Datum optdp_count_combine(PG_FUNCTION_ARGS);
 Datum optdp_sum_combine(PG_FUNCTION_ARGS);
 Datum optdp_moments_combine(PG_FUNCTION_ARGS);
@@ -33,16 +34,7 @@ Datum optdp_quantile_combine(PG_FUNCTION_ARGS);
 Datum optdp_select_combine(PG_FUNCTION_ARGS);
 Datum optdp_gaussian_count_combine(PG_FUNCTION_ARGS);
 Datum optdp_gaussian_sum_combine(PG_FUNCTION_ARGS);
-Datum optdp_count_final(PG_FUNCTION_ARGS);
-Datum optdp_staircase_final(PG_FUNCTION_ARGS);
-Datum optdp_laplace_final(PG_FUNCTION_ARGS);
-Datum optdp_gaussian_count_final(PG_FUNCTION_ARGS);
-Datum optdp_gaussian_sum_final(PG_FUNCTION_ARGS);
-Datum optdp_avg_final(PG_FUNCTION_ARGS);
-Datum optdp_var_final(PG_FUNCTION_ARGS);
-Datum optdp_stddev_final(PG_FUNCTION_ARGS);
-Datum optdp_quantile_final(PG_FUNCTION_ARGS);
-Datum optdp_levels_final(PG_FUNCTION_ARGS);
+// private_select_merge's release (select.cpp)
 Datum optdp_select_merge_release(PG_FUNCTION_ARGS);
 
 #define OPTDP_MERGE_TRANS(name, add) \

@@ -37,18 +37,7 @@ extern "C" {
 }
 
 extern "C" {
-Datum optdp_count_final(PG_FUNCTION_ARGS);
-Datum optdp_staircase_final(PG_FUNCTION_ARGS);
-Datum optdp_laplace_final(PG_FUNCTION_ARGS);
-Datum optdp_gaussian_count_final(PG_FUNCTION_ARGS);
-Datum optdp_gaussian_sum_final(PG_FUNCTION_ARGS);
-Datum optdp_avg_final(PG_FUNCTION_ARGS);
-Datum optdp_var_final(PG_FUNCTION_ARGS);
-Datum optdp_stddev_final(PG_FUNCTION_ARGS);
-Datum optdp_quantile_final(PG_FUNCTION_ARGS);
-Datum optdp_select_final(PG_FUNCTION_ARGS);
 Datum optdp_select_merge_final(PG_FUNCTION_ARGS);
-Datum optdp_levels_final(PG_FUNCTION_ARGS);
 Datum optdp_count_merge_final(PG_FUNCTION_ARGS);
 Datum optdp_staircase_merge_final(PG_FUNCTION_ARGS);
 Datum optdp_laplace_merge_final(PG_FUNCTION_ARGS);

@@ -32,6 +32,22 @@ extern "C" {
 #include "fmgr.h"
 }
 
+// The releases' final functions (release_of knows each, and the merges'
+// wrap them: merges.cpp).
+extern "C" {
+Datum optdp_count_final(PG_FUNCTION_ARGS);
+Datum optdp_staircase_final(PG_FUNCTION_ARGS);
+Datum optdp_laplace_final(PG_FUNCTION_ARGS);
+Datum optdp_gaussian_count_final(PG_FUNCTION_ARGS);
+Datum optdp_gaussian_sum_final(PG_FUNCTION_ARGS);
+Datum optdp_avg_final(PG_FUNCTION_ARGS);
+Datum optdp_var_final(PG_FUNCTION_ARGS);
+Datum optdp_stddev_final(PG_FUNCTION_ARGS);
+Datum optdp_quantile_final(PG_FUNCTION_ARGS);
+Datum optdp_select_final(PG_FUNCTION_ARGS);
+Datum optdp_levels_final(PG_FUNCTION_ARGS);
+}
+
 namespace optdp_pg {
 
 // What one release costs: the aggregate's name (for messages and the
