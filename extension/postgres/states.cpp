@@ -455,7 +455,11 @@ Datum merge_combine(FunctionCallInfo fcinfo, PGFunction combine) {
   const Merged a = split_merged(fcinfo, PG_GETARG_BYTEA_PP(0));
   const Merged b = split_merged(fcinfo, PG_GETARG_BYTEA_PP(1));
   // the union, sorted: a nonce that either state or both carry twice is a
-  // state stored twice (on two shards, or twice on one)
+  // state stored twice (on two shards, or twice on one). Refused here as
+  // well as in merge_final: under a hashed plan every group's combine comes
+  // before any group's final, so no group is released and charged before
+  // the refusal (merge_final alone would refuse only when it reached the
+  // group, and adds the check against this transaction's other merges).
   const std::uint64_t count = a.count + b.count;
   auto* nonces = static_cast<unsigned char*>(palloc(count * kNonceBytes + 1));
   if (a.count > 0) std::memcpy(nonces, a.nonces, a.count * kNonceBytes);
