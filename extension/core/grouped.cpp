@@ -346,52 +346,6 @@ std::optional<std::pair<double, double>> mean_interval(const GroupedPlan& plan, 
 
 namespace {
 
-// SipHash-2-4 (Aumasson and Bernstein), the function libsodium's
-// crypto_shorthash computes (KeyPriority.IsLibsodiumsSipHash checks it),
-// absorbing a message given in pieces without copying it: KeyPriority hashes
-// every row, and libsodium's one-buffer interface cost a copy of the key and a
-// call per row.
-class SipHash24 {
- public:
-  SipHash24(std::uint64_t k0, std::uint64_t k1)
-      : v0_(k0 ^ 0x736f6d6570736575ull), v1_(k1 ^ 0x646f72616e646f6dull), v2_(k0 ^ 0x6c7967656e657261ull),
-        v3_(k1 ^ 0x7465646279746573ull) {}
-  void word(std::uint64_t m) {  // 8 bytes of the message, little-endian
-    v3_ ^= m;
-    round();
-    round();
-    v0_ ^= m;
-  }
-  // The last word: the message's final length % 8 bytes `tail` (little-endian)
-  // and its length, then the finalisation.
-  std::uint64_t finish(std::uint64_t tail, std::size_t length) {
-    word(tail | (static_cast<std::uint64_t>(length) << 56));
-    v2_ ^= 0xff;
-    for (int i = 0; i < 4; ++i) round();
-    return v0_ ^ v1_ ^ v2_ ^ v3_;
-  }
-
- private:
-  static std::uint64_t rotl(std::uint64_t x, int b) { return (x << b) | (x >> (64 - b)); }
-  void round() {
-    v0_ += v1_;
-    v1_ = rotl(v1_, 13);
-    v1_ ^= v0_;
-    v0_ = rotl(v0_, 32);
-    v2_ += v3_;
-    v3_ = rotl(v3_, 16);
-    v3_ ^= v2_;
-    v0_ += v3_;
-    v3_ = rotl(v3_, 21);
-    v3_ ^= v0_;
-    v2_ += v1_;
-    v1_ = rotl(v1_, 17);
-    v1_ ^= v2_;
-    v2_ = rotl(v2_, 32);
-  }
-  std::uint64_t v0_, v1_, v2_, v3_;
-};
-
 // n <= 8 bytes at p as a little-endian number.
 std::uint64_t load_le(const unsigned char* p, std::size_t n) {
   std::uint64_t x = 0;
@@ -409,10 +363,10 @@ KeyPriority::KeyPriority(Rng& rng) {
   sodium_memzero(secret, sizeof secret);
 }
 
-std::uint64_t KeyPriority::operator()(std::int64_t unit, unsigned char type, std::string_view key) const {
-  // The message: unit (8 bytes, little-endian), type (1 byte), key's bytes.
-  SipHash24 h(k0_, k1_);
-  h.word(static_cast<std::uint64_t>(unit));
+std::uint64_t KeyPriority::OfUnit::operator()(unsigned char type, std::string_view key) const {
+  // The message: unit (8 bytes, little-endian; absorbed in h_), type (1
+  // byte), key's bytes.
+  detail::SipHash24 h = h_;
   const auto* p = reinterpret_cast<const unsigned char*>(key.data());
   std::size_t n = key.size();
   const std::size_t length = 9 + n;

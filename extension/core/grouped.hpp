@@ -189,12 +189,91 @@ double divide_down(double x, double n);
 // own rows alone, so the bound (at most G keys, R rows each) and the release's
 // privacy hold exactly for every secret; only the subset's uniformity rests on
 // SipHash being a pseudo-random function (docs/grouped.md).
+namespace detail {
+
+// SipHash-2-4 (Aumasson and Bernstein), the function libsodium's
+// crypto_shorthash computes (KeyPriority.IsLibsodiumsSipHash checks it),
+// absorbing a message given in 8-byte words without copying it: KeyPriority
+// hashes every row, and libsodium's one-buffer interface cost a copy of the
+// key and a call per row. A copy of the state continues the same message.
+class SipHash24 {
+ public:
+  SipHash24(std::uint64_t k0, std::uint64_t k1)
+      : v0_(k0 ^ 0x736f6d6570736575ull), v1_(k1 ^ 0x646f72616e646f6dull), v2_(k0 ^ 0x6c7967656e657261ull),
+        v3_(k1 ^ 0x7465646279746573ull) {}
+  void word(std::uint64_t m) {  // 8 bytes of the message, little-endian
+    v3_ ^= m;
+    round();
+    round();
+    v0_ ^= m;
+  }
+  // The last word: the message's final length % 8 bytes `tail` (little-endian)
+  // and its length, then the finalisation.
+  std::uint64_t finish(std::uint64_t tail, std::size_t length) {
+    word(tail | (static_cast<std::uint64_t>(length) << 56));
+    v2_ ^= 0xff;
+    for (int i = 0; i < 4; ++i) round();
+    return v0_ ^ v1_ ^ v2_ ^ v3_;
+  }
+
+ private:
+  static std::uint64_t rotl(std::uint64_t x, int b) { return (x << b) | (x >> (64 - b)); }
+  void round() {
+    v0_ += v1_;
+    v1_ = rotl(v1_, 13);
+    v1_ ^= v0_;
+    v0_ = rotl(v0_, 32);
+    v2_ += v3_;
+    v3_ = rotl(v3_, 16);
+    v3_ ^= v2_;
+    v0_ += v3_;
+    v3_ = rotl(v3_, 21);
+    v3_ ^= v0_;
+    v2_ += v1_;
+    v1_ = rotl(v1_, 17);
+    v1_ ^= v2_;
+    v2_ = rotl(v2_, 32);
+  }
+  std::uint64_t v0_, v1_, v2_, v3_;
+};
+
+}  // namespace detail
+
 class KeyPriority {
  public:
   explicit KeyPriority(Rng& rng);
   // key: a type tag and the key's identity bytes (equal keys, equal bytes).
   // SipHash-2-4 of: unit (8 bytes, little-endian), type, key.
-  std::uint64_t operator()(std::int64_t unit, unsigned char type, std::string_view key) const;
+  std::uint64_t operator()(std::int64_t unit, unsigned char type, std::string_view key) const {
+    return of_unit(unit)(type, key);
+  }
+
+  // The priorities of one unit's keys: the hash with the unit's word absorbed
+  // once, which a caller streaming rows unit by unit computes once per unit
+  // (it is a third of a row's hashing for an 8-byte key).
+  class OfUnit {
+   public:
+    // operator() of KeyPriority for this unit.
+    std::uint64_t operator()(unsigned char type, std::string_view key) const;
+    // The same for an 8-byte key given as a number (its bytes little-endian),
+    // without a buffer: the message is the unit's word, type | bits << 8, and
+    // the last byte of bits with the length 17.
+    std::uint64_t number(unsigned char type, std::uint64_t bits) const {
+      detail::SipHash24 h = h_;
+      h.word(type | (bits << 8));
+      return h.finish(bits >> 56, 17);
+    }
+
+   private:
+    friend class KeyPriority;
+    explicit OfUnit(const detail::SipHash24& h) : h_(h) {}
+    detail::SipHash24 h_;
+  };
+  OfUnit of_unit(std::int64_t unit) const {
+    detail::SipHash24 h(k0_, k1_);
+    h.word(static_cast<std::uint64_t>(unit));
+    return OfUnit(h);
+  }
 
  private:
   std::uint64_t k0_, k1_;  // the secret, as SipHash's two key words

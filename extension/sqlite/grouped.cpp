@@ -262,18 +262,18 @@ class ReleasedRows final : public RowSource {
   std::size_t i_ = 0;
 };
 
-// A key's identity bytes for KeyPriority: equal keys (as GROUP BY sees
-// them, key_of) give equal bytes.
-std::string_view identity(const KeyView& k, char (&buf)[8]) {
-  if (k.type == SQLITE_INTEGER || k.type == SQLITE_FLOAT) {
-    std::uint64_t bits;
-    if (k.type == SQLITE_INTEGER) bits = static_cast<std::uint64_t>(k.i);
-    else std::memcpy(&bits, &k.d, sizeof bits);
-    for (int i = 0; i < 8; ++i) buf[i] = static_cast<char>(bits >> (8 * i));
-    return {buf, 8};
-  }
-  return k.type == SQLITE_NULL ? std::string_view() : k.bytes;
+// A key's identity for KeyPriority: equal keys (as GROUP BY sees them,
+// key_of) give equal bytes. A number's are its 8 bytes, little-endian (of
+// the INTEGER, or of the REAL's bits), which KeyPriority::OfUnit::number
+// hashes without a buffer; NULL's are none; a text's or a blob's are its own.
+bool is_number(const KeyView& k) { return k.type == SQLITE_INTEGER || k.type == SQLITE_FLOAT; }
+std::uint64_t number_bits(const KeyView& k) {
+  std::uint64_t bits;
+  if (k.type == SQLITE_INTEGER) bits = static_cast<std::uint64_t>(k.i);
+  else std::memcpy(&bits, &k.d, sizeof bits);
+  return bits;
 }
+std::string_view identity(const KeyView& k) { return k.type == SQLITE_NULL ? std::string_view() : k.bytes; }
 
 bool reads_public_only(void* mode, const char* schema, const char* table) {
   return !is_private_table(*static_cast<const AnalystMode*>(mode), table, schema);
@@ -364,16 +364,17 @@ std::unique_ptr<RowSource> open_private_groups(sqlite3_value** argv, Connection&
     std::int64_t unit = 0;
     int rc;
     sqlite3_stmt* s = rows.get();
-    char buf[8];
+    KeyPriority::OfUnit of_unit = priority.of_unit(0);  // the current unit's
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
       sqlite3_value* u = sqlite3_column_value(s, 0);
       if (sqlite3_value_type(u) != SQLITE_INTEGER) continue;
       const std::int64_t id = sqlite3_value_int64(u);
-      if (in_unit && id != unit) {
+      if (!in_unit || id != unit) {
         // ORDER BY 1 sorts INTEGERs by value whatever the column's collation,
         // so units arrive in order; were one to come back, it would be a new
         // unit here (the bound holds per arrival, never per id).
-        acc.end_unit();
+        if (in_unit) acc.end_unit();
+        of_unit = priority.of_unit(id);
       }
       in_unit = true;
       unit = id;
@@ -393,7 +394,8 @@ std::unique_ptr<RowSource> open_private_groups(sqlite3_value** argv, Connection&
         idx = index.insert(k);
         acc.reserve_keys(keys.size());
       }
-      acc.add(idx, priority(id, static_cast<unsigned char>(k.type), identity(k, buf)), q, b, z, rng);
+      const auto type = static_cast<unsigned char>(k.type);
+      acc.add(idx, is_number(k) ? of_unit.number(type, number_bits(k)) : of_unit(type, identity(k)), q, b, z, rng);
     }
     if (rc != SQLITE_DONE) throw std::runtime_error(sqlite3_errmsg(gdb));
     // SQLite prepares a statement again when the schema changed since (here:

@@ -189,6 +189,14 @@ TEST(KeyPriority, IsLibsodiumsSipHash) {
       std::uint64_t want = 0;
       for (int i = 0; i < 8; ++i) want |= static_cast<std::uint64_t>(out[i]) << (8 * i);
       EXPECT_EQ(priority(unit, type, key), want) << "seed " << seed << ", key of " << n << " bytes";
+      // The same through the unit's absorbed word, and for 8 bytes as a number.
+      const KeyPriority::OfUnit of_unit = priority.of_unit(unit);
+      EXPECT_EQ(of_unit(type, key), want) << "seed " << seed << ", key of " << n << " bytes";
+      if (n == 8) {
+        std::uint64_t bits = 0;
+        for (int i = 0; i < 8; ++i) bits |= static_cast<std::uint64_t>(static_cast<unsigned char>(key[static_cast<std::size_t>(i)])) << (8 * i);
+        EXPECT_EQ(of_unit.number(type, bits), want) << "seed " << seed << ", 8-byte key as a number";
+      }
     }
   }
 }
