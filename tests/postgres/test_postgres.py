@@ -222,6 +222,29 @@ class Parallel(unittest.TestCase):
             self.assertIn("Finalize HashAggregate", plan, form + ":\n" + plan)
             self.assertIn("Partial HashAggregate", plan, form + ":\n" + plan)
 
+    def test_states_made_in_a_single_copy_worker_merge_on_the_leader(self):
+        # The *_state forms are PARALLEL SAFE, so PostgreSQL may put a whole one in
+        # a worker under a single-copy Gather (here forced: no partial scan). The
+        # worker's state must be one the leader's merge opens (the same key) and
+        # counts once (its nonce, recorded by the merge on the leader).
+        one = ("SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = '8GB'; "
+               "SET max_parallel_workers_per_gather = 2; SET force_parallel_mode = on; ")
+        rows, with_x = GROUPS * PER_GROUP, GROUPS * PER_GROUP * 2 // 3  # x = 2 in two rows of three
+        exact = {"count": rows, "sum": 2 * with_x}
+        for kind, state, merge in (("count", "private_count_state(1e-12)", "private_count_merge(s, 1e-12)"),
+                                   ("count", "private_count_state(x, 1e-12)", "private_count_merge(s, 1e-12)"),
+                                   ("sum", "staircase_sum_state(x, 1000, 0, 10)", "staircase_sum_merge(s, 1000, 0, 10)"),
+                                   ("sum", "laplace_sum_state(x, 1000, 0, 10)", "laplace_sum_merge(s, 1000, 0, 10)"),
+                                   ("count", "gaussian_count_state(1e6)", "gaussian_count_merge(s, 1e6)")):
+            plan = [r[0].strip() for r in self.S.psql(one + "EXPLAIN (COSTS OFF) SELECT %s FROM t" % state)]
+            self.assertEqual(plan[:4], ["Gather", "Workers Planned: 1", "Single Copy: true", "->  Aggregate"], state)
+            shipped = self.S.psql(one + "SELECT %s FROM t" % state)[-1][0]
+            value = float(self.S.psql("SELECT %s FROM (VALUES ('%s'::bytea)) v(s)" % (merge, shipped))[0][0])
+            want = with_x if state.startswith("private_count_state(x") else exact[kind]
+            self.assertAlmostEqual(value, want, delta=0.5, msg=state)  # noise of sd below 0.02
+            twice = "SELECT %s FROM (VALUES ('%s'::bytea), ('%s'::bytea)) v(s)" % (merge, shipped, shipped)
+            self.assertIn("state was already merged in this transaction", self.S.error_of(twice), state)
+
     def test_empty_input_releases_in_both_plans(self):
         # g < 0 matches no row: 0 + noise, never NULL, never an error
         for mode in (SERIAL, PARALLEL):
