@@ -1506,6 +1506,7 @@ struct GroupsRun {
   optdp::GroupedPlan plan;
   optdp::GroupedAccumulator acc;
   optdp::KeyPriority priority;
+  optdp::KeyPriority::OfUnit of_unit = priority.of_unit(0);  // the current unit's priorities
   std::unordered_map<std::string, std::uint32_t> index;  // "\1" + text form; "" for NULL
   std::vector<KeyId> keys;
   bool in_unit = false;
@@ -1531,7 +1532,10 @@ struct GroupsRun {
   }
   void row(std::int64_t u, bool null_key, bool is_number, double number, std::string_view text, std::int64_t q,
            std::int64_t b, std::int64_t z, bool private_keys) {
-    if (in_unit && u != unit) acc.end_unit();
+    if (!in_unit || u != unit) {
+      if (in_unit) acc.end_unit();
+      of_unit = priority.of_unit(u);
+    }
     in_unit = true;
     unit = u;
     std::string id;
@@ -1548,7 +1552,7 @@ struct GroupsRun {
       if (!private_keys) return;  // not a public key: dropped
       k = add_key(KeyId{null_key, is_number, number, std::string(text)}, id);
     }
-    acc.add(k, priority(u, null_key ? 0 : 1, id), q, b, z, backend_rng());
+    acc.add(k, of_unit(null_key ? 0 : 1, id), q, b, z, backend_rng());
   }
   void release() {
     if (in_unit) acc.end_unit();
