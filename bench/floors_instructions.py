@@ -34,11 +34,16 @@ def child(module, path, which, n):
         db.execute(QUERIES[which]).fetchall()
 
 
-def instructions(module, path, which, n, out):
-    run = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out, sys.executable,
-                          os.path.abspath(__file__), "--child", module, path, which, str(n)],
+def callgrind_instructions(argv, out):
+    """Instructions that valgrind's callgrind counts over this Python running argv
+    (bench/grouped_instructions.py uses it too)."""
+    run = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out, sys.executable] + argv,
                          capture_output=True, text=True, check=True)
     return int(re.search(r"Collected : (\d+)", run.stderr).group(1))
+
+
+def instructions(module, path, which, n, out):
+    return callgrind_instructions([os.path.abspath(__file__), "--child", module, path, which, str(n)], out)
 
 
 def main():

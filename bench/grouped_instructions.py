@@ -17,11 +17,11 @@ with rows_query = 'SELECT unit, key, value FROM visits ORDER BY 1'.
 """
 import argparse
 import os
-import re
 import sqlite3
-import subprocess
 import sys
 import tempfile
+
+from floors_instructions import callgrind_instructions
 
 ROWS = "SELECT unit, key, value FROM visits ORDER BY 1"
 
@@ -43,10 +43,7 @@ def child(module, path, sql, n):
 
 
 def collected(module, path, sql, n, out):
-    run = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out, sys.executable,
-                          os.path.abspath(__file__), "--child", module, path, sql, str(n)],
-                         capture_output=True, text=True, check=True)
-    return int(re.search(r"Collected : (\d+)", run.stderr).group(1))
+    return callgrind_instructions([os.path.abspath(__file__), "--child", module, path, sql, str(n)], out)
 
 
 def main():
