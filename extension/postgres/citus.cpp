@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "postgres/citus.hpp"
+#include "postgres/common.hpp"
 
 extern "C" {
 #include "postgres.h"
@@ -230,19 +231,6 @@ bool citus_find_calls(AggState* as, EState* estate) {
 
 namespace {
 
-template <class T, class Drop>
-void drop_if(T*& head, Drop drop) {
-  for (T** p = &head; *p;) {
-    if (drop(**p)) {
-      T* gone = *p;
-      *p = gone->next;
-      pfree(gone);
-    } else {
-      p = &(*p)->next;
-    }
-  }
-}
-
 // The execution and the Aggref of a call made through Citus's wrapper, or false.
 bool citus_wrapped_call(FunctionCallInfo fcinfo, EState** estate, Aggref** aggref) {
   if (fcinfo->context == nullptr || !IsA(fcinfo->context, AggState)) return false;
@@ -282,14 +270,14 @@ void* citus_cache_new(FunctionCallInfo fcinfo, std::size_t size) {
 }
 
 void citus_forget(EState* estate) {
-  drop_if(remembered, [&](const Remembered& r) { return estate == nullptr || r.estate == estate; });
-  drop_if(cached, [&](const Cached& c) { return estate == nullptr || c.estate == estate; });
+  remove_nodes_if(remembered, [&](const Remembered& r) { return estate == nullptr || r.estate == estate; });
+  remove_nodes_if(cached, [&](const Cached& c) { return estate == nullptr || c.estate == estate; });
 }
 
 void citus_subxact(SubXactEvent event, SubTransactionId sub, SubTransactionId parent) {
   if (event == SUBXACT_EVENT_ABORT_SUB) {
-    drop_if(remembered, [&](const Remembered& r) { return r.subid == sub; });
-    drop_if(cached, [&](const Cached& c) { return c.subid == sub; });
+    remove_nodes_if(remembered, [&](const Remembered& r) { return r.subid == sub; });
+    remove_nodes_if(cached, [&](const Cached& c) { return c.subid == sub; });
   } else if (event == SUBXACT_EVENT_COMMIT_SUB) {
     for (Remembered* r = remembered; r; r = r->next)
       if (r->subid == sub) r->subid = parent;

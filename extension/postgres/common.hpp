@@ -79,6 +79,23 @@ void check_release_shape(FunctionCallInfo fcinfo, const char* name);
 // (charged before the rows were read); nothing for id -1.
 void record_released_keys(const char* function, std::int64_t id, std::int64_t released_keys);
 
+// Removes from the singly linked list at head (nodes palloc'd, linked by
+// `next`) every node for which drop(node) is true, and pfrees it: the lists
+// of per-statement and per-subtransaction records the hooks keep in
+// TopMemoryContext (release.cpp, citus.cpp).
+template <class T, class Drop>
+void remove_nodes_if(T*& head, Drop drop) {
+  for (T** p = &head; *p;) {
+    if (drop(**p)) {
+      T* gone = *p;
+      *p = gone->next;
+      pfree(gone);
+    } else {
+      p = &(*p)->next;
+    }
+  }
+}
+
 }  // namespace optdp_pg
 
 // PostgreSQL 15 exports only the info record; the function must be visible too.

@@ -120,23 +120,10 @@ ExecutorRun_hook_type previous_run = nullptr;
 ExecutorEnd_hook_type previous_end = nullptr;
 bool installed = false;
 
-template <class T, class Drop>
-void remove_if(T*& head, Drop drop) {
-  for (T** p = &head; *p;) {
-    if (drop(**p)) {
-      T* gone = *p;
-      *p = gone->next;
-      pfree(gone);
-    } else {
-      p = &(*p)->next;
-    }
-  }
-}
-
 void forget_estate(EState* estate) {
   citus_forget(estate);
-  remove_if(admissions, [&](const Admission& a) { return a.estate == estate; });
-  remove_if(admitted, [&](const Admitted& a) { return a.estate == estate; });
+  remove_nodes_if(admissions, [&](const Admission& a) { return a.estate == estate; });
+  remove_nodes_if(admitted, [&](const Admitted& a) { return a.estate == estate; });
 }
 
 Admission* admission_of(EState* estate, Aggref* aggref) {
@@ -401,8 +388,8 @@ void release_xact(XactEvent event, void*) {
     case XACT_EVENT_ABORT:
     case XACT_EVENT_PARALLEL_ABORT:
     case XACT_EVENT_PREPARE:
-      remove_if(admissions, [](const Admission&) { return true; });
-      remove_if(admitted, [](const Admitted&) { return true; });
+      remove_nodes_if(admissions, [](const Admission&) { return true; });
+      remove_nodes_if(admitted, [](const Admitted&) { return true; });
       citus_forget(nullptr);
       break;
     default: break;
@@ -412,8 +399,8 @@ void release_xact(XactEvent event, void*) {
 void release_subxact(SubXactEvent event, SubTransactionId sub, SubTransactionId parent, void*) {
   citus_subxact(event, sub, parent);
   if (event == SUBXACT_EVENT_ABORT_SUB) {
-    remove_if(admissions, [&](const Admission& a) { return a.subid == sub; });
-    remove_if(admitted, [&](const Admitted& a) { return a.subid == sub; });
+    remove_nodes_if(admissions, [&](const Admission& a) { return a.subid == sub; });
+    remove_nodes_if(admitted, [&](const Admitted& a) { return a.subid == sub; });
   } else if (event == SUBXACT_EVENT_COMMIT_SUB) {
     for (Admission* a = admissions; a; a = a->next)
       if (a->subid == sub) a->subid = parent;
