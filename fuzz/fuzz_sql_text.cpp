@@ -223,7 +223,7 @@ void check_literals(const Text& x, const std::vector<Call>& calls, const std::ve
     return bound[k];
   };
   for (std::size_t i = 0; i < calls.size() && i < kMaxCallsChecked; ++i) {
-    for (const auto [b, e] : calls[i].args) {
+    for (const auto& [b, e] : calls[i].args) {
       const auto v = sql::read_literal(x.s, x.t, b, e, value);
       if (e == b + 1 && x.t[b].kind == Token::Variable)
         FUZZ_CHECK_MSG(same(v, bound[b]), "a Variable argument reads %s, its value is %s", show(v).c_str(),

@@ -436,6 +436,7 @@ OPTDP_PG_FUNCTION(optdp_gaussian_sigma);
 // rows: {basic_eps, basic_delta, basic_fits, total_epsilon, zcdp_delta,
 // rho_total, zcdp_fits, pld_evaluated, pld_delta, pld_fits} (flags as 1 or 0).
 Datum optdp_ledger_accounts(PG_FUNCTION_ARGS) {
+  static_cast<void>(fcinfo);  // no arguments
   const char* fn = "dp_ledger_accounts";
   connect_ledger(fn);
   Failure f;

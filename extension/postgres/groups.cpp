@@ -150,7 +150,7 @@ struct Guard {
   bool found;
 };
 
-void refuse(Guard* g, const char* fmt, ...) pg_attribute_printf(2, 3);
+void refuse(Guard* g, const char* fmt, ...) __attribute__((format(printf, 2, 3)));  // not pg_attribute_printf: clang has no gnu_printf
 void refuse(Guard* g, const char* fmt, ...) {
   if (g->found) return;
   g->found = true;

@@ -724,6 +724,7 @@ Datum optdp_seed(PG_FUNCTION_ARGS) {
 }
 
 Datum optdp_rng(PG_FUNCTION_ARGS) {
+  static_cast<void>(fcinfo);  // no arguments
   Failure f;
   const char* kind = "os";
   run_cpp(f, "dp_rng", [&] { kind = backend().rng().kind(); });
@@ -731,6 +732,9 @@ Datum optdp_rng(PG_FUNCTION_ARGS) {
   PG_RETURN_TEXT_P(cstring_to_text(kind));
 }
 
-Datum optdp_version(PG_FUNCTION_ARGS) { PG_RETURN_TEXT_P(cstring_to_text(OPTDP_VERSION)); }
+Datum optdp_version(PG_FUNCTION_ARGS) {
+  static_cast<void>(fcinfo);  // no arguments
+  PG_RETURN_TEXT_P(cstring_to_text(OPTDP_VERSION));
+}
 
 }  // extern "C"

@@ -29,8 +29,6 @@ namespace optdp::sql {
 
 namespace {
 
-constexpr const char* kName = "private_select";
-
 struct SelectParams {
   double eps = 0;
   double sensitivity = 1;

@@ -54,7 +54,9 @@ TEST(NoiseIntervals, StaircaseIsTheSmallestThatReachesTheConfidence) {
     for (double c : {0.5, 0.9, 0.99}) {
       const std::int64_t h = staircase_half_width(s.b(), D, r, c);
       EXPECT_GE(mass_within(s, h), c) << eps << " " << D << " " << r << " c=" << c;
-      if (h > 0) EXPECT_LT(mass_within(s, h - 1), c) << eps << " " << D << " " << r << " c=" << c;
+      if (h > 0) {
+        EXPECT_LT(mass_within(s, h - 1), c) << eps << " " << D << " " << r << " c=" << c;
+      }
     }
   }
 }

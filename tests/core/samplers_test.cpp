@@ -277,8 +277,9 @@ TEST(KeptDigits, SameDigitsWhateverWasBuiltBefore) {
     __float128 a = alpha;
     int n = 0;
     for (int j = 0; j < Geometric::kMaxDigits && a / (1 + a) >= ldexpq(1, -128); ++j, a = a * a) {
-      if (j < g.digits() && j < 12)
+      if (j < g.digits() && j < 12) {
         EXPECT_LT(fabsq(frac(g.digit_probability(j)) - a / (1 + a)), ldexpq(1, -100)) << alpha << " digit " << j;
+      }
       ++n;
     }
     EXPECT_EQ(g.digits(), n) << alpha;

@@ -441,7 +441,9 @@ TEST(GroupedQuantile, LawIsTheExponentialMechanismAtEpsPartOver2GR) {
     std::printf("[quantile law] key of %zu rows: p %.3g, with sensitivity 1: p %.3g\n", vs->size(), p, wrong);
     // The test can fail: on key 1 (12 rows) the law calibrated for
     // sensitivity 1 (eps' = 1) is rejected (key 2's 4 rows are too few to tell).
-    if (vs == &v1) EXPECT_LT(wrong, kMinP) << "the law at eps' = eps_part / (2G), sensitivity 1 instead of R";
+    if (vs == &v1) {
+      EXPECT_LT(wrong, kMinP) << "the law at eps' = eps_part / (2G), sensitivity 1 instead of R";
+    }
   }
 }
 
