@@ -86,6 +86,16 @@ struct Key {
   KeyView view() const { return KeyView{type, i, d, bytes}; }
 };
 
+bool is_number(const KeyView& k) { return k.type == SQLITE_INTEGER || k.type == SQLITE_FLOAT; }
+// A number key's 8 bytes as one word: the INTEGER, or the REAL's bits (key_of
+// makes an integral REAL an INTEGER, so equal numbers have equal words).
+std::uint64_t number_bits(const KeyView& k) {
+  std::uint64_t bits;
+  if (k.type == SQLITE_INTEGER) bits = static_cast<std::uint64_t>(k.i);
+  else std::memcpy(&bits, &k.d, sizeof bits);
+  return bits;
+}
+
 // The keys met so far, numbered 0, 1, ... in order of arrival, and an
 // open-addressing table from a key to its number (linear probing, a
 // power-of-two size at most half full). One lookup per row: the
@@ -123,11 +133,8 @@ class KeyIndex {
   // Equal keys (key_of: an integral REAL is an INTEGER, NaN is NULL) have
   // equal words; for numbers, equal words mean equal keys.
   static std::uint64_t word(const KeyView& k) {
-    std::uint64_t w = 0;
-    if (k.type == SQLITE_INTEGER) w = static_cast<std::uint64_t>(k.i);
-    else if (k.type == SQLITE_FLOAT) std::memcpy(&w, &k.d, sizeof w);
-    else if (by_hash(k.type)) w = std::hash<std::string_view>()(k.bytes);
-    return w;
+    if (is_number(k)) return number_bits(k);
+    return by_hash(k.type) ? std::hash<std::string_view>()(k.bytes) : 0;
   }
   static std::uint64_t mix(std::uint64_t x, int type) {  // splitmix64's finaliser
     x += static_cast<std::uint64_t>(type) * 0x9e3779b97f4a7c15ull;
@@ -263,16 +270,9 @@ class ReleasedRows final : public RowSource {
 };
 
 // A key's identity for KeyPriority: equal keys (as GROUP BY sees them,
-// key_of) give equal bytes. A number's are its 8 bytes, little-endian (of
-// the INTEGER, or of the REAL's bits), which KeyPriority::OfUnit::number
-// hashes without a buffer; NULL's are none; a text's or a blob's are its own.
-bool is_number(const KeyView& k) { return k.type == SQLITE_INTEGER || k.type == SQLITE_FLOAT; }
-std::uint64_t number_bits(const KeyView& k) {
-  std::uint64_t bits;
-  if (k.type == SQLITE_INTEGER) bits = static_cast<std::uint64_t>(k.i);
-  else std::memcpy(&bits, &k.d, sizeof bits);
-  return bits;
-}
+// key_of) give equal bytes. A number's are its number_bits, little-endian,
+// which KeyPriority::OfUnit::number hashes without a buffer; NULL's are
+// none; a text's or a blob's are its own.
 std::string_view identity(const KeyView& k) { return k.type == SQLITE_NULL ? std::string_view() : k.bytes; }
 
 bool reads_public_only(void* mode, const char* schema, const char* table) {
