@@ -262,10 +262,10 @@ void admit_agg(AggState* as, EState* estate) {
                         errmsg("%s: cannot find the call's parameters in this plan", name ? name : "optdp")));
       }
       if (optdp_aggregate(inner) && polymorphic_args(inner))
-          refuse_partial(inner,
-                         "Citus cannot compute partial states of an argument of this type (only the common "
-                         "column types, such as integer, double precision, numeric, text and date, have a form "
-                         "of their own): cast it to one, or group by the table's distribution column");
+        refuse_partial(inner,
+                       "Citus cannot compute partial states of an argument of this type (only the common column "
+                       "types, such as integer, double precision, numeric, text and date, have a form of their "
+                       "own): cast it to one, or group by the table's distribution column");
     } else if (r != nullptr && citus_internal_backend() && !ledger_named()) {
       // A release that Citus pushed down to this worker: the budget is the
       // coordinator's, which only optdp.ledger_conninfo can reach.

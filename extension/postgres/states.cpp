@@ -273,6 +273,12 @@ bool partial_step(FunctionCallInfo fcinfo) {
   return a != nullptr && citus_aggregate(a, &inner) == CitusAgg::WorkerPartial;
 }
 
+[[noreturn]] void refuse_merged_twice(const char* merge) {
+  ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                  errmsg("%s: state was already merged in this transaction (a shipped state counts once)", merge)));
+  pg_unreachable();
+}
+
 }  // namespace
 
 bytea* open_state(FunctionCallInfo fcinfo, int i, const char* merge, Shipped kind) {
@@ -307,9 +313,9 @@ bytea* open_state(FunctionCallInfo fcinfo, int i, const char* merge, Shipped kin
     // this step sees only its share.
     std::memcpy(partial_nonce, data + n, kNonceBytes);
     ++partial_opened;
-  } else if (!first_opening(data + n))
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("%s: state was already merged in this transaction (a shipped state counts once)", merge)));
+  } else if (!first_opening(data + n)) {
+    refuse_merged_twice(merge);
+  }
   auto* out = static_cast<bytea*>(palloc(VARHDRSZ + n));
   SET_VARSIZE(out, VARHDRSZ + n);
   std::memcpy(VARDATA(out), data, n);
@@ -393,12 +399,6 @@ bytea* merged_state(bytea* inner, const unsigned char* nonces, std::uint64_t cou
   if (count > 0) std::memcpy(data + n, nonces, count * kNonceBytes);
   write_trailer(data + size, count, capacity);
   return b;
-}
-
-[[noreturn]] void refuse_merged_twice(const char* merge) {
-  ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                  errmsg("%s: state was already merged in this transaction (a shipped state counts once)", merge)));
-  pg_unreachable();
 }
 
 int compare_nonces(const void* a, const void* b) { return std::memcmp(a, b, kNonceBytes); }
