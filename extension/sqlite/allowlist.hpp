@@ -27,8 +27,8 @@ struct QueryCheck {
   // Returns false to refuse reading table `table` of schema `schema`; nullptr: every table may be read.
   bool (*may_read)(void* self, const char* schema, const char* table) = nullptr;
   void* may_read_self = nullptr;
-  // optdp's own constant queries of the schema (GuardedDb::schema_query), on
-  // its read-only connection: everything is allowed.
+  // optdp's own constant statements on its read-only connection (the schema
+  // reads of GuardedDb::schema_query, its PRAGMA mmap_size): everything is allowed.
   bool schema_only = false;
 };
 

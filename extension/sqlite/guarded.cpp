@@ -1,5 +1,6 @@
 #include "sqlite/guarded.hpp"
 
+#include <cstdio>
 #include <stdexcept>
 
 #include "sqlite/sql_text.hpp"
@@ -26,6 +27,8 @@ GuardedDb::GuardedDb(const std::string& path) : path_(path) {
   sqlite3_db_config(db_, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, nullptr);
   sqlite3_busy_timeout(db_, 10000);
   sqlite3_set_authorizer(db_, check_query, &check_);
+  sqlite3_int64 limit = -1;  // the limit it opened with (SQLite's default, 0 unless built otherwise)
+  if (sqlite3_file_control(db_, "main", SQLITE_FCNTL_MMAP_SIZE, &limit) == SQLITE_OK) mmap_size_ = limit;
 }
 
 GuardedDb::~GuardedDb() { sqlite3_close_v2(db_); }
@@ -67,6 +70,11 @@ Stmt GuardedDb::explain(std::string_view text, const char* what) {
 
 void GuardedDb::schema_query(const char* sql, const std::function<void(sqlite3_stmt*)>& bind,
                              const std::function<void(sqlite3_stmt*)>& row) {
+  own_statement(sql, bind, row, "cannot read the schema: ");
+}
+
+void GuardedDb::own_statement(const char* sql, const std::function<void(sqlite3_stmt*)>& bind,
+                              const std::function<void(sqlite3_stmt*)>& row, const char* failed) {
   // Not by switching the authorizer off: setting one expires every prepared
   // statement of the connection, the rows query's among them.
   struct Restore {
@@ -77,12 +85,28 @@ void GuardedDb::schema_query(const char* sql, const std::function<void(sqlite3_s
   check_.schema_only = true;
   sqlite3_stmt* raw = nullptr;
   if (sqlite3_prepare_v2(db_, sql, -1, &raw, nullptr) != SQLITE_OK)
-    throw std::runtime_error(std::string("cannot read the schema: ") + sqlite3_errmsg(db_));
+    throw std::runtime_error(failed + std::string(sqlite3_errmsg(db_)));
   Stmt s(raw);
   if (bind) bind(s.get());
   int rc;
   while ((rc = sqlite3_step(s.get())) == SQLITE_ROW) row(s.get());
-  if (rc != SQLITE_DONE) throw std::runtime_error(std::string("cannot read the schema: ") + sqlite3_errmsg(db_));
+  if (rc != SQLITE_DONE) throw std::runtime_error(failed + std::string(sqlite3_errmsg(db_)));
+}
+
+void GuardedDb::follow_mmap(sqlite3* user) {
+  // The user's main file's limit, which their PRAGMA mmap_size sets (-1 asks
+  // without setting). Another VFS may not answer: then nothing changes.
+  sqlite3_int64 limit = -1;
+  if (sqlite3_file_control(user, "main", SQLITE_FCNTL_MMAP_SIZE, &limit) != SQLITE_OK || limit < 0 ||
+      limit == mmap_size_)
+    return;
+  // The pager maps the file only under its own limit, which only the pragma
+  // sets: the file control above would set the file's, which the pager does
+  // not consult. The text is optdp's, a constant but for this integer.
+  char sql[64];
+  std::snprintf(sql, sizeof sql, "PRAGMA main.mmap_size = %lld", static_cast<long long>(limit));
+  own_statement(sql, nullptr, [](sqlite3_stmt*) {}, "cannot set mmap_size on optdp's connection: ");
+  mmap_size_ = limit;
 }
 
 void GuardedDb::refresh_schema() {
@@ -99,6 +123,7 @@ GuardedDb& guarded_db(sqlite3* db, std::unique_ptr<GuardedDb>& cache) {
     cache.reset();
     cache = std::make_unique<GuardedDb>(file);
   }
+  cache->follow_mmap(db);
   return *cache;
 }
 

@@ -62,14 +62,25 @@ class GuardedDb {
   void schema_query(const char* sql, const std::function<void(sqlite3_stmt*)>& bind,
                     const std::function<void(sqlite3_stmt*)>& row);
 
+  // Reads with the memory-mapped I/O limit of `user`'s main database file,
+  // as the user's own connection does (their PRAGMA mmap_size; 0, no
+  // mapping, by default): a public setting of the caller, read before the
+  // queries are prepared. Throws std::runtime_error if the pragma fails.
+  void follow_mmap(sqlite3* user);
+
  private:
+  void own_statement(const char* sql, const std::function<void(sqlite3_stmt*)>& bind,
+                     const std::function<void(sqlite3_stmt*)>& row, const char* failed);
+
+
   std::string path_;
   sqlite3* db_ = nullptr;
   QueryCheck check_;
+  sqlite3_int64 mmap_size_ = -1;  // the limit last set on this connection's main file; -1 unknown
 };
 
 // The guarded connection for db's main database (opened on first use and
-// kept; reopened if the main database's file changed). Throws
+// kept; reopened if the main database's file changed), with db's mmap limit. Throws
 // std::invalid_argument when the main database has no file (":memory:" or a
 // temporary database), which optdp cannot open a second connection to.
 GuardedDb& guarded_db(sqlite3* db, std::unique_ptr<GuardedDb>& cache);

@@ -14,6 +14,8 @@ its neighbour without patient 17 where that matters:
   queries (WHERE, CASE, subqueries, joins) still release.
 - TestTempObjects: a TEMP view that would release once per matching private
   row does not exist on optdp's connection: refused, no ledger entry.
+- TestMmapFollowsTheCaller: optdp's connection maps the file exactly when
+  the caller's PRAGMA mmap_size does, following a change.
 - TestChargeFirst: a release the ledger refuses reads no row (a database
   whose data pages are corrupt gives the ledger's message, not a read error);
   a charged release whose reading fails gives one fixed message and stays
@@ -173,6 +175,36 @@ class TestTempObjects(HospitalCase):
         self.assertEqual(got, [])
         self.assertEqual(err, "private_groups: rows_query does not prepare: no such table: v")
         self.assertEqual(self.all("select count(*) from dp_ledger_entries()"), [(0,)])
+
+
+class TestMmapFollowsTheCaller(HospitalCase):
+    """optdp's connection reads with the caller's mmap limit: mapped when the
+    caller maps (bench/README.md: reading a large file by pread on every
+    release), not when the caller does not. Its mappings of the file are
+    counted in /proc/self/maps beside the caller's own."""
+
+    def mappings(self):
+        with open("/proc/self/maps") as f:
+            return sum(1 for line in f if line.rstrip().endswith(os.path.realpath(self.paths["d"])))
+
+    def release(self):
+        got, err = self.groups(self.db, "SELECT id, ward FROM patients ORDER BY 1")
+        self.assertIsNone(err)
+        self.assertTrue(got)
+
+    @unittest.skipUnless(os.path.exists("/proc/self/maps"), "needs /proc/self/maps")
+    def test_mapped_exactly_when_the_caller_maps(self):
+        self.release()  # default: neither connection maps
+        self.assertEqual(self.mappings(), 0)
+        self.all("pragma mmap_size = 1073741824")
+        self.all("select count(*) from patients")  # the caller maps
+        self.assertEqual(self.mappings(), 1)
+        self.release()  # and now optdp's connection too
+        self.assertEqual(self.mappings(), 2)
+        self.all("pragma mmap_size = 0")
+        self.assertEqual(self.mappings(), 1)  # the caller's is unmapped, optdp's still there
+        self.release()  # and gone at the next release
+        self.assertEqual(self.mappings(), 0)
 
 
 class TestChargeFirst(HospitalCase):
