@@ -2,7 +2,7 @@
 """optdp's aggregates on PostgreSQL 15 against the built-ins, serial and with 2
 parallel workers, in one server and one run (ratios, not absolute times).
 
-Usage: bench/pg_bench.py <build>/postgres [--rows N] [--rounds R] [--group-rounds G]
+Usage: bench/pg_bench.py <build>/postgres [--rows N] [--rounds R] [--group-rounds G] [--cpu]
 Starts a throw-away server (tests/postgres/pgserver.py: initdb in a temporary
 directory as an unprivileged user, Unix socket only, always stopped), loads
 table t(g int, x float8) with N rows (default 10,000,000), and times each query
@@ -10,7 +10,11 @@ R times (default 15) with psql's \\timing, each private aggregate next to its
 built-in counterpart in the same plan (in turn before and after it); prints
 medians, the median of the per-round ratios private / built-in, and each
 query's parallel speedup (serial / 2 workers), the private one's relative to
-its counterpart's (median per round). private_groups (over table v: 10-row units,
+its counterpart's (median per round). With --cpu the serial plan's times are
+the backend's CPU time (sum_exec_runtime of /proc/PID/schedstat, read by psql's
+\\! before and after each line of statements): on a shared machine it moves less than
+wall time; the 2-worker plan's stay wall times (its work is in other
+processes). private_groups (over table v: 10-row units,
 1,000 public keys) is compared with the SQL that computes the same bounded
 statistic. Figures: bench/README.md.
 """
@@ -41,14 +45,26 @@ PARALLEL = ("SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 
             "SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;")
 
 
-def timed(server, statements):
-    """Runs the statements in one psql session with \\timing; returns the ms of each."""
-    script = "\\timing on\n" + "\n".join(statements) + "\n"
+def timed(server, statements, cpu=False):
+    """Runs the statements in one psql session with \\timing; returns the ms of each.
+    cpu: also the backend's CPU ms of each line of statements, (wall, cpu)."""
+    if cpu:
+        read = "\\! cat /proc/$OPTDP_BENCH_PID/schedstat"  # \\! does not interpolate psql's variables
+        script = ("SELECT pg_backend_pid() AS pid \\gset\n\\setenv OPTDP_BENCH_PID :pid\n\\timing on\n" +
+                  "".join(f"{read}\n{st}\n{read}\n" for st in statements))
+    else:
+        script = "\\timing on\n" + "\n".join(statements) + "\n"
     r = subprocess.run([server.psql_path, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", server.socket_dir,
                         "-U", "postgres", "-d", "postgres"], input=script, capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(r.stderr)
-    return [float(m) for m in re.findall(r"^Time: ([0-9.]+) ms", r.stdout, re.M)]
+    wall = [float(m) for m in re.findall(r"^Time: ([0-9.]+) ms", r.stdout, re.M)]
+    if not cpu:
+        return wall
+    ns = [int(m) for m in re.findall(r"^([0-9]+) [0-9]+ [0-9]+$", r.stdout, re.M)]
+    if len(ns) != 2 * len(statements):
+        raise RuntimeError("schedstat: %d readings for %d statements" % (len(ns), len(statements)))
+    return wall, [(ns[2 * i + 1] - ns[2 * i]) / 1e6 for i in range(len(statements))]
 
 
 def main():
@@ -57,6 +73,7 @@ def main():
     ap.add_argument("--rows", type=int, default=10_000_000)
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--group-rounds", type=int, default=3)
+    ap.add_argument("--cpu", action="store_true")
     args = ap.parse_args()
     settings = ["shared_buffers=1GB", "work_mem=64MB", "max_parallel_workers_per_gather=2"]
     with Server(args.module_dir, settings) as s:
@@ -119,7 +136,8 @@ def main():
                 for i, (base, priv) in enumerate(PAIRS):
                     pair = [(plan, i, base), (plan, i, priv)]
                     order += pair if r % 2 == 0 else pair[::-1]
-            got = dict(zip(order, _per_statement(s, [stmts[(plan, q)] for plan, _, q in order])))
+            got = dict(zip(order, _per_statement(s, [stmts[(plan, q)] for plan, _, q in order],
+                                                 [plan == "serial" and args.cpu for plan, _, q in order])))
             for (plan, _, q), ms in got.items():
                 times[(plan, q)].append(ms)
             for i, (base, priv) in enumerate(PAIRS):
@@ -132,7 +150,8 @@ def main():
                 times[k].append(ms)
         med = {k: statistics.median(v) for k, v in times.items() if v}
         print(f"rows: {args.rows:,}, rounds: {args.rounds} (private_groups: {args.group_rounds}), medians in ms; "
-              "ratio, rel.: medians of the per-round ratios (in brackets: the ratio of the medians)")
+              "ratio, rel.: medians of the per-round ratios (in brackets: the ratio of the medians)" +
+              ("; serial: the backend's CPU time, 2 workers: wall time" if args.cpu else ""))
         print(f"{'query':34s} {'serial':>7s} {'ratio':>13s} {'2 workers':>10s} {'ratio':>13s} {'speedup':>8s} "
               f"{'rel.':>13s}")
         printed = set()
@@ -162,15 +181,28 @@ def main():
                           f"{med[(plan, base)]:.0f} ms = {r:.2f}")
 
 
-def _per_statement(server, statements):
-    """Each statement is a SET list and a SELECT: psql times every one; keep the SELECT's."""
-    ms = timed(server, statements)
+def _per_statement(server, statements, cpu=None):
+    """Each statement is a SET list and a SELECT: psql times every one; keep the SELECT's
+    (or, where cpu[i], the backend's CPU time of the whole line)."""
+    # Each call is a new psql session, so a new backend: its first scan of a
+    # table also maps shared_buffers' pages into it (page faults: 3.5 times
+    # the time of a warm scan here), and its first call of optdp's functions
+    # loads the module (40 ms). The first two statements (a built-in and its
+    # private counterpart) run once more before the others, their times dropped.
+    warm = min(2, len(statements))
+    statements = statements[:warm] + statements
+    cpu = cpu[:warm] + cpu if cpu else None
+    want_cpu = bool(cpu) and any(cpu)
+    if want_cpu:
+        ms, cpu_ms = timed(server, statements, cpu=True)
+    else:
+        ms = timed(server, statements)
     out, i = [], 0
-    for st in statements:
+    for k, st in enumerate(statements):
         n = st.count(";")  # the SETs and the SELECT, each timed
-        out.append(ms[i + n - 1])
+        out.append(cpu_ms[k] if want_cpu and cpu[k] else ms[i + n - 1])
         i += n
-    return out
+    return out[warm:]
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@
 #   bench/run.sh floors               # 30,000 grouped releases: gaussian_count vs private_count vs count(*)
 #   bench/run.sh moments              # private_avg's error vs the naive ratio; avg, var, median vs sum() at 10M rows
 #   bench/run.sh postgres             # PostgreSQL 15: the aggregates vs the built-ins, serial and 2 workers, 10M rows
+#   bench/run.sh pg_floor             # PostgreSQL 15: the aggregates vs the built-ins and vs no-op aggregates of their shape (CPU, 2M rows)
 #   GROUPED_ARGS="--rows 1000000 --reps 7" bench/run.sh grouped
 #   ROWS=1000000 bench/run.sh sql     # smaller SQL table
 #   BUILD_DIR=/tmp/b bench/run.sh     # another build directory (default: build-bench)
@@ -42,7 +43,8 @@ for b in "${benches[@]}"; do
     gaussian) targets+=(gaussian_bench) ;;
     gaussian_groups) ;;
     postgres) targets+=(optdp_pg) ;;
-    *) echo "bench/run.sh: unknown benchmark '$b' (sampler, sql, matrix, timing, grouped, select, moments, floors, gaussian, gaussian_groups, postgres)" >&2; exit 2 ;;
+    pg_floor) targets+=(optdp_pg pg_noop) ;;
+    *) echo "bench/run.sh: unknown benchmark '$b' (sampler, sql, matrix, timing, grouped, select, moments, floors, gaussian, gaussian_groups, postgres, pg_floor)" >&2; exit 2 ;;
   esac
 done
 
@@ -100,5 +102,8 @@ for b in "${benches[@]}"; do
       echo "== pg_bench"
       # shellcheck disable=SC2086
       "$python" "$root/bench/pg_bench.py" "$build/postgres" --rows "$rows" ${PG_ARGS:-} | tee "$build/pg_bench.txt" ;;
+    pg_floor)
+      echo "== pg_floor"
+      "$python" "$root/bench/pg_floor.py" "$build/postgres" | tee "$build/pg_floor.txt" ;;
   esac
 done

@@ -1,0 +1,119 @@
+#!/usr/bin/python3
+"""optdp's PostgreSQL aggregates against the built-ins and against the floor
+of their shape: aggregates of pg_noop.so (bench/pg_noop.c) with the same
+arguments and kind of state that do nothing of optdp's. Serial plans, the
+backend's CPU time.
+
+    /usr/bin/python3 bench/pg_floor.py build-bench/postgres [--rows 2000000] [--rounds 15]
+
+build-bench/postgres holds optdp_pg.so and pg_noop.so (bench/run.sh builds
+both; pg_noop.so is built when the benchmarks are on, OPTDP_BUILD_BENCH=ON).
+Starts a throw-away server (tests/postgres/pgserver.py), loads pg_bench.py's
+table t(g int, x float8). Each round is one psql session (one backend): every
+query once to warm it (the table's pages mapped into the backend, the modules
+loaded), then every query timed, in an order reversed every other round. The
+time of a query is the backend's CPU time (sum_exec_runtime of
+/proc/PID/schedstat, read with psql's \\! before and after it). Printed per
+query: the median CPU time, and the medians [min-max] of its per-round ratios
+to the built-in and to the floor of its shape. Figures: bench/README.md,
+"The floor of an aggregate's shape".
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "postgres"))
+from pgserver import Server  # noqa: E402
+
+ZEROS = "\\\\x" + "00" * 16
+
+
+def noop_sql(so):
+    """The no-op aggregates, each of the shape of the optdp aggregate named in its comment."""
+    return (
+        f"CREATE FUNCTION noop_count_trans(bytea, float8) RETURNS bytea AS '{so}' LANGUAGE C;"
+        f"CREATE FUNCTION noop_count_trans(bytea, float8, float8) RETURNS bytea AS '{so}' LANGUAGE C;"
+        f"CREATE FUNCTION noop_count_final(bytea) RETURNS int8 AS '{so}' LANGUAGE C;"
+        # private_count(alpha): a bytea state counted in place, one constant
+        f"CREATE AGGREGATE noop_count(float8) (SFUNC = noop_count_trans, STYPE = bytea, "
+        f"FINALFUNC = noop_count_final, INITCOND = '{ZEROS}');"
+        # private_count(x, alpha)
+        f"CREATE AGGREGATE noop_count(float8, float8) (SFUNC = noop_count_trans, STYPE = bytea, "
+        f"FINALFUNC = noop_count_final, INITCOND = '{ZEROS}');"
+        # staircase_sum(x, eps, lower, upper), with sum(x)'s float8 state by value
+        f"CREATE FUNCTION noop_sum_trans(float8, float8, float8, float8, float8) RETURNS float8 "
+        f"AS '{so}' LANGUAGE C STRICT;"
+        "CREATE AGGREGATE noop_sum(float8, float8, float8, float8) (SFUNC = noop_sum_trans, STYPE = float8);"
+        # the same with a bytea state updated in place, as the sums'
+        f"CREATE FUNCTION noop_sum_ref_trans(bytea, float8, float8, float8, float8) RETURNS bytea "
+        f"AS '{so}' LANGUAGE C;"
+        f"CREATE FUNCTION noop_sum_ref_final(bytea) RETURNS float8 AS '{so}' LANGUAGE C;"
+        f"CREATE AGGREGATE noop_sum_ref(float8, float8, float8, float8) (SFUNC = noop_sum_ref_trans, STYPE = bytea, "
+        f"FINALFUNC = noop_sum_ref_final, INITCOND = '{ZEROS}');")
+
+
+# (query, its built-in, the floor of its shape)
+QUERIES = [
+    ("count(*)", None, None),
+    ("noop_count(0.5)", "count(*)", None),
+    ("private_count(0.5)", "count(*)", "noop_count(0.5)"),
+    ("count(x)", None, None),
+    ("noop_count(x, 0.5)", "count(x)", None),
+    ("private_count(x, 0.5)", "count(x)", "noop_count(x, 0.5)"),
+    ("sum(x)", None, None),
+    ("noop_sum(x, 1.0, 0, 1000)", "sum(x)", None),
+    ("noop_sum_ref(x, 1.0, 0, 1000)", "sum(x)", None),
+    ("staircase_sum(x, 1.0, 0, 1000)", "sum(x)", "noop_sum_ref(x, 1.0, 0, 1000)"),
+    ("laplace_sum(x, 1.0, 0, 1000)", "sum(x)", "noop_sum_ref(x, 1.0, 0, 1000)"),
+]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("module_dir")
+    ap.add_argument("--rows", type=int, default=2_000_000)
+    ap.add_argument("--rounds", type=int, default=15)
+    args = ap.parse_args()
+    so = os.path.abspath(os.path.join(args.module_dir, "pg_noop.so"))
+    if not os.path.exists(so):
+        sys.exit(f"{so} not found: build with -DOPTDP_BUILD_BENCH=ON (bench/run.sh)")
+    queries = [q for q, _, _ in QUERIES]
+    read = "\\! cat /proc/$OPTDP_BENCH_PID/schedstat"  # \! does not interpolate psql's variables
+    with Server(args.module_dir, ["shared_buffers=1GB", "max_parallel_workers_per_gather=0"]) as s:
+        s.psql("CREATE EXTENSION optdp; SELECT dp_seed(1); CREATE TABLE t (g int, x float8);"
+               f"INSERT INTO t SELECT i % 1000, (i % 1001)::float8 FROM generate_series(1, {args.rows}) i;"
+               "VACUUM ANALYZE t;" + noop_sql(so))
+        cpu = {q: [] for q in queries}
+        for r in range(args.rounds):
+            order = queries if r % 2 == 0 else queries[::-1]
+            script = ("SELECT pg_backend_pid() AS pid \\gset\n\\setenv OPTDP_BENCH_PID :pid\n" +
+                      "".join(f"SELECT {q} FROM t;\n" for q in queries) +
+                      "".join(f"{read}\nSELECT {q} FROM t;\n{read}\n" for q in order))
+            out = subprocess.run([s.psql_path, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", s.socket_dir,
+                                  "-U", "postgres", "-d", "postgres"], input=script, capture_output=True, text=True)
+            if out.returncode != 0:
+                raise RuntimeError(out.stderr)
+            ns = [int(m) for m in re.findall(r"^([0-9]+) [0-9]+ [0-9]+$", out.stdout, re.M)]
+            if len(ns) != 2 * len(order):
+                raise RuntimeError("schedstat: %d readings for %d queries" % (len(ns), len(order)))
+            for i, q in enumerate(order):
+                cpu[q].append((ns[2 * i + 1] - ns[2 * i]) / 1e6)
+
+    def ratio(q, base):
+        rs = [a / b for a, b in zip(cpu[q], cpu[base])]
+        return f"{statistics.median(rs):.3f} [{min(rs):.2f}-{max(rs):.2f}]"
+
+    print(f"rows: {args.rows:,}, rounds: {args.rounds}, serial, the backend's CPU time; ratios: medians of the "
+          "per-round ratios [min-max]")
+    print(f"{'query':34s} {'CPU ms':>7s}  {'/ built-in':>19s}  {'/ floor of its shape':>19s}")
+    for q, base, floor in QUERIES:
+        print(f"{q:34s} {statistics.median(cpu[q]):7.1f}  {ratio(q, base) if base else '':>19s}  "
+              f"{ratio(q, floor) if floor else '':>19s}")
+
+
+if __name__ == "__main__":
+    main()
