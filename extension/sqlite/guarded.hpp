@@ -72,7 +72,6 @@ class GuardedDb {
   void own_statement(const char* sql, const std::function<void(sqlite3_stmt*)>& bind,
                      const std::function<void(sqlite3_stmt*)>& row, const char* failed);
 
-
   std::string path_;
   sqlite3* db_ = nullptr;
   QueryCheck check_;
@@ -80,9 +79,10 @@ class GuardedDb {
 };
 
 // The guarded connection for db's main database (opened on first use and
-// kept; reopened if the main database's file changed), with db's mmap limit. Throws
-// std::invalid_argument when the main database has no file (":memory:" or a
-// temporary database), which optdp cannot open a second connection to.
+// kept; reopened if the main database's file changed), reading with db's
+// mmap limit (follow_mmap). Throws std::invalid_argument when the main
+// database has no file (":memory:" or a temporary database), which optdp
+// cannot open a second connection to.
 GuardedDb& guarded_db(sqlite3* db, std::unique_ptr<GuardedDb>& cache);
 
 }  // namespace optdp::sql
