@@ -29,7 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "postgres"))
 from pgserver import Server  # noqa: E402
 
-ZEROS = "\\\\x" + "00" * 16
+ZEROS = "\\x" + "00" * 16  # 16 zero bytes (bytea hex)
 
 
 def noop_sql(so):
@@ -53,7 +53,13 @@ def noop_sql(so):
         f"AS '{so}' LANGUAGE C;"
         f"CREATE FUNCTION noop_sum_ref_final(bytea) RETURNS float8 AS '{so}' LANGUAGE C;"
         f"CREATE AGGREGATE noop_sum_ref(float8, float8, float8, float8) (SFUNC = noop_sum_ref_trans, STYPE = bytea, "
-        f"FINALFUNC = noop_sum_ref_final, INITCOND = '{ZEROS}');")
+        f"FINALFUNC = noop_sum_ref_final, INITCOND = '{ZEROS}');"
+        # the sums' arithmetic (clamp, scale, round, 128-bit add) without their checks
+        f"CREATE FUNCTION noop_sum_grid_trans(bytea, float8, float8, float8, float8) RETURNS bytea "
+        f"AS '{so}' LANGUAGE C;"
+        f"CREATE FUNCTION noop_sum_grid_final(bytea) RETURNS int8 AS '{so}' LANGUAGE C;"
+        f"CREATE AGGREGATE noop_sum_grid(float8, float8, float8, float8) (SFUNC = noop_sum_grid_trans, "
+        f"STYPE = bytea, FINALFUNC = noop_sum_grid_final, INITCOND = '{ZEROS}');")
 
 
 # (query, its built-in, the floor of its shape)
@@ -67,6 +73,7 @@ QUERIES = [
     ("sum(x)", None, None),
     ("noop_sum(x, 1.0, 0, 1000)", "sum(x)", None),
     ("noop_sum_ref(x, 1.0, 0, 1000)", "sum(x)", None),
+    ("noop_sum_grid(x, 1.0, 0, 1000)", "sum(x)", "noop_sum_ref(x, 1.0, 0, 1000)"),
     ("staircase_sum(x, 1.0, 0, 1000)", "sum(x)", "noop_sum_ref(x, 1.0, 0, 1000)"),
     ("laplace_sum(x, 1.0, 0, 1000)", "sum(x)", "noop_sum_ref(x, 1.0, 0, 1000)"),
 ]
@@ -87,6 +94,12 @@ def main():
         s.psql("CREATE EXTENSION optdp; SELECT dp_seed(1); CREATE TABLE t (g int, x float8);"
                f"INSERT INTO t SELECT i % 1000, (i % 1001)::float8 FROM generate_series(1, {args.rows}) i;"
                "VACUUM ANALYZE t;" + noop_sql(so))
+        # The no-ops do their shape's work: they count and sum as the built-ins.
+        got = s.psql("SELECT noop_count(0.5) = count(*), noop_count(x, 0.5) = count(x), "
+                     "noop_sum_ref(x, 1.0, 0, 1000) = sum(x), noop_sum_grid(x, 1.0, 0, 1000) = "
+                     "sum(round(least(greatest(x, 0), 1000) / 64)::int8) FROM t")[0]
+        if got != ["t", "t", "t", "t"]:
+            raise RuntimeError(f"the no-op aggregates do not count and sum as the built-ins: {got}")
         cpu = {q: [] for q in queries}
         for r in range(args.rounds):
             order = queries if r % 2 == 0 else queries[::-1]

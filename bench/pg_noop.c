@@ -7,6 +7,8 @@
 
 #include "fmgr.h"
 
+#include <emmintrin.h>
+
 PG_MODULE_MAGIC;
 
 PG_FUNCTION_INFO_V1(noop_count_trans);
@@ -14,6 +16,8 @@ PG_FUNCTION_INFO_V1(noop_count_final);
 PG_FUNCTION_INFO_V1(noop_sum_trans);
 PG_FUNCTION_INFO_V1(noop_sum_ref_trans);
 PG_FUNCTION_INFO_V1(noop_sum_ref_final);
+PG_FUNCTION_INFO_V1(noop_sum_grid_trans);
+PG_FUNCTION_INFO_V1(noop_sum_grid_final);
 
 /* private_count's shape: a bytea state whose 8 bytes after the header count
  * in place (its arguments: x and alpha, or alpha alone, unread). */
@@ -53,4 +57,36 @@ Datum noop_sum_ref_final(PG_FUNCTION_ARGS) {
   double v;
   memcpy(&v, st + VARHDRSZ, sizeof v);
   PG_RETURN_FLOAT8(v);
+}
+
+/* The sums' arithmetic without their checks: x clamped to [0, 1000], scaled
+ * by a power of two, rounded to an integer (the current rounding mode, as
+ * optdp's round_to_int64) and added to a 128-bit integer in place; NULL x
+ * skipped. optdp's transition is this plus its checks (the parameters, NaN). */
+double noop_inv_g = 1.0 / 64; /* not const: read from memory, as optdp's grid */
+
+Datum noop_sum_grid_trans(PG_FUNCTION_ARGS) {
+  char* st = (char*)DatumGetPointer(PG_GETARG_DATUM(0));
+  if (!PG_ARGISNULL(1)) {
+    double x = PG_GETARG_FLOAT8(1);
+    uint64 lo, hi;
+    int64 q;
+    x = x > 0 ? x : 0;
+    x = x < 1000 ? x : 1000;
+    q = _mm_cvtsd_si64(_mm_set_sd(x * noop_inv_g));
+    memcpy(&lo, st + VARHDRSZ, sizeof lo);
+    memcpy(&hi, st + VARHDRSZ + 8, sizeof hi);
+    hi += (uint64)(q >> 63) + (lo + (uint64)q < lo);
+    lo += (uint64)q;
+    memcpy(st + VARHDRSZ, &lo, sizeof lo);
+    memcpy(st + VARHDRSZ + 8, &hi, sizeof hi);
+  }
+  return PointerGetDatum(st);
+}
+
+Datum noop_sum_grid_final(PG_FUNCTION_ARGS) {
+  const char* st = (const char*)DatumGetPointer(PG_GETARG_DATUM(0));
+  int64 lo;
+  memcpy(&lo, st + VARHDRSZ, sizeof lo);
+  PG_RETURN_INT64(lo);
 }
