@@ -7,7 +7,10 @@
 
 #include "fmgr.h"
 
+#include <math.h>
+#if defined(__x86_64__)
 #include <emmintrin.h>
+#endif
 
 PG_MODULE_MAGIC;
 
@@ -73,7 +76,11 @@ Datum noop_sum_grid_trans(PG_FUNCTION_ARGS) {
     int64 q;
     x = x > 0 ? x : 0;
     x = x < 1000 ? x : 1000;
-    q = _mm_cvtsd_si64(_mm_set_sd(x * noop_inv_g));
+#if defined(__x86_64__)
+    q = _mm_cvtsd_si64(_mm_set_sd(x * noop_inv_g)); /* as optdp's round_to_int64 */
+#else
+    q = llrint(x * noop_inv_g);
+#endif
     memcpy(&lo, st + VARHDRSZ, sizeof lo);
     memcpy(&hi, st + VARHDRSZ + 8, sizeof hi);
     hi += (uint64)(q >> 63) + (lo + (uint64)q < lo);
