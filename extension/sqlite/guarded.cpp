@@ -27,8 +27,6 @@ GuardedDb::GuardedDb(const std::string& path) : path_(path) {
   sqlite3_db_config(db_, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, nullptr);
   sqlite3_busy_timeout(db_, 10000);
   sqlite3_set_authorizer(db_, check_query, &check_);
-  sqlite3_int64 limit = -1;  // the limit it opened with (SQLite's default, 0 unless built otherwise)
-  if (sqlite3_file_control(db_, "main", SQLITE_FCNTL_MMAP_SIZE, &limit) == SQLITE_OK) mmap_size_ = limit;
 }
 
 GuardedDb::~GuardedDb() { sqlite3_close_v2(db_); }
@@ -93,20 +91,27 @@ void GuardedDb::own_statement(const char* sql, const std::function<void(sqlite3_
   if (rc != SQLITE_DONE) throw std::runtime_error(failed + std::string(sqlite3_errmsg(db_)));
 }
 
-void GuardedDb::follow_mmap(sqlite3* user) {
-  // The user's main file's limit, which their PRAGMA mmap_size sets (-1 asks
-  // without setting). Another VFS may not answer: then nothing changes.
+namespace {
+
+// The limit of db's main file, which its PRAGMA mmap_size sets (-1 asks
+// without setting); -1 if its VFS does not answer.
+sqlite3_int64 mmap_limit(sqlite3* db) {
   sqlite3_int64 limit = -1;
-  if (sqlite3_file_control(user, "main", SQLITE_FCNTL_MMAP_SIZE, &limit) != SQLITE_OK || limit < 0 ||
-      limit == mmap_size_)
-    return;
+  return sqlite3_file_control(db, "main", SQLITE_FCNTL_MMAP_SIZE, &limit) == SQLITE_OK ? limit : -1;
+}
+
+}  // namespace
+
+void GuardedDb::follow_mmap(sqlite3* user) {
+  const sqlite3_int64 limit = mmap_limit(user);
+  if (limit < 0 || limit == mmap_limit(db_)) return;
   // The pager maps the file only under its own limit, which only the pragma
-  // sets: the file control above would set the file's, which the pager does
-  // not consult. The text is optdp's, a constant but for this integer.
+  // sets (and with it the file's, compared above): the file control alone
+  // would set the file's, which the pager does not consult. The text is
+  // optdp's, a constant but for this integer.
   char sql[64];
   std::snprintf(sql, sizeof sql, "PRAGMA main.mmap_size = %lld", static_cast<long long>(limit));
   own_statement(sql, nullptr, [](sqlite3_stmt*) {}, "cannot set mmap_size on optdp's connection: ");
-  mmap_size_ = limit;
 }
 
 void GuardedDb::refresh_schema() {

@@ -75,7 +75,6 @@ class GuardedDb {
   std::string path_;
   sqlite3* db_ = nullptr;
   QueryCheck check_;
-  sqlite3_int64 mmap_size_ = -1;  // the limit last set on this connection's main file; -1 unknown
 };
 
 // The guarded connection for db's main database (opened on first use and
