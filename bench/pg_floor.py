@@ -13,21 +13,22 @@ table t(g int, x float8). Each round is one psql session (one backend): every
 query once to warm it (the table's pages mapped into the backend, the modules
 loaded), then every query timed, in an order reversed every other round. The
 time of a query is the backend's CPU time (sum_exec_runtime of
-/proc/PID/schedstat, read with psql's \\! before and after it). Printed per
+/proc/PID/schedstat, read with psql's \\! before and after it: pg_bench.py's
+timed()). Printed per
 query: the median CPU time, and the medians [min-max] of its per-round ratios
 to the built-in and to the floor of its shape. Figures: bench/README.md,
 "The floor of an aggregate's shape".
 """
 import argparse
 import os
-import re
 import statistics
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "postgres"))
 from pgserver import Server  # noqa: E402
+sys.path.insert(0, HERE)
+import pg_bench  # noqa: E402  (its timed(): psql, and the backend's CPU time by /proc/PID/schedstat)
 
 ZEROS = "\\x" + "00" * 16  # 16 zero bytes (bytea hex)
 
@@ -89,7 +90,6 @@ def main():
     if not os.path.exists(so):
         sys.exit(f"{so} not found: build with -DOPTDP_BUILD_BENCH=ON (bench/run.sh)")
     queries = [q for q, _, _ in QUERIES]
-    read = "\\! cat /proc/$OPTDP_BENCH_PID/schedstat"  # \! does not interpolate psql's variables
     with Server(args.module_dir, ["shared_buffers=1GB", "max_parallel_workers_per_gather=0"]) as s:
         s.psql("CREATE EXTENSION optdp; SELECT dp_seed(1); CREATE TABLE t (g int, x float8);"
                f"INSERT INTO t SELECT i % 1000, (i % 1001)::float8 FROM generate_series(1, {args.rows}) i;"
@@ -103,18 +103,10 @@ def main():
         cpu = {q: [] for q in queries}
         for r in range(args.rounds):
             order = queries if r % 2 == 0 else queries[::-1]
-            script = ("SELECT pg_backend_pid() AS pid \\gset\n\\setenv OPTDP_BENCH_PID :pid\n" +
-                      "".join(f"SELECT {q} FROM t;\n" for q in queries) +
-                      "".join(f"{read}\nSELECT {q} FROM t;\n{read}\n" for q in order))
-            out = subprocess.run([s.psql_path, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", s.socket_dir,
-                                  "-U", "postgres", "-d", "postgres"], input=script, capture_output=True, text=True)
-            if out.returncode != 0:
-                raise RuntimeError(out.stderr)
-            ns = [int(m) for m in re.findall(r"^([0-9]+) [0-9]+ [0-9]+$", out.stdout, re.M)]
-            if len(ns) != 2 * len(order):
-                raise RuntimeError("schedstat: %d readings for %d queries" % (len(ns), len(order)))
-            for i, q in enumerate(order):
-                cpu[q].append((ns[2 * i + 1] - ns[2 * i]) / 1e6)
+            # every query once to warm the round's backend, then each timed
+            _, ms = pg_bench.timed(s, [f"SELECT {q} FROM t;" for q in queries + order], cpu=True)
+            for q, t in zip(order, ms[len(queries):]):
+                cpu[q].append(t)
 
     def ratio(q, base):
         rs = [a / b for a, b in zip(cpu[q], cpu[base])]
