@@ -92,7 +92,8 @@ constexpr int kMaxParams = 16;  // private_count_levels has up to 16
 struct CallParams {
   int nargs = 0;   // arguments of the aggregate call
   int first = 0;   // index of the first parameter
-  int count = 0;   // nargs - first
+  int count = 0;   // the parameters: nargs - first, or the elements of a packed array
+  bool packed = false;  // given as one float8[] (the sums' (x, params) form, plan.cpp)
   bool constant[kMaxParams];  // false: the expression could depend on a row
   bool isnull[kMaxParams];
   Oid type[kMaxParams];

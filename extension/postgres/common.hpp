@@ -22,6 +22,13 @@ extern "C" {
 
 namespace optdp_pg {
 
+// PostgreSQL 15's tree walkers take bool (*)() (through void (*)(void), which
+// -Wcast-function-type accepts).
+using Walker = bool (*)();
+inline Walker walker_cast(bool (*w)(Node*, void*)) {
+  return reinterpret_cast<Walker>(reinterpret_cast<void (*)(void)>(w));
+}
+
 struct Failure {
   bool failed = false;
   bool nomem = false;

@@ -247,11 +247,6 @@ bool limit_constant(Node* n, bool* null, std::int64_t* v) {
   return true;
 }
 
-// PostgreSQL 15's walkers take bool (*)() (through void (*)(void), which
-// -Wcast-function-type accepts).
-using Walker = bool (*)();
-Walker walker_cast(bool (*w)(Node*, void*)) { return reinterpret_cast<Walker>(reinterpret_cast<void (*)(void)>(w)); }
-
 bool guard_walker(Node* node, void* context) {
   auto* g = static_cast<Guard*>(context);
   if (node == nullptr || g->found) return g->found;

@@ -617,6 +617,7 @@ void _PG_init(void) {
                              nullptr, nullptr, nullptr);
   define_state_key();  // states.cpp
   install_release_hooks();  // release.cpp
+  install_plan_hook();      // plan.cpp
   MarkGUCPrefixReserved("optdp");
 }
 

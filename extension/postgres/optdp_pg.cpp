@@ -63,6 +63,7 @@ extern "C" {
 #include "tcop/tcopprot.h"
 #include "utils/guc.h"
 #include "executor/executor.h"
+#include "utils/array.h"
 #include "nodes/execnodes.h"
 #include "nodes/nodeFuncs.h"
 #include "nodes/plannodes.h"
@@ -164,6 +165,54 @@ Aggref* call_aggref(FunctionCallInfo fcinfo, const char* function) {
 // entries after them, and a key must never be read as a parameter. Such calls
 // (and DISTINCT ones) are refused here as before the scan (release.cpp).
 // Row-dependent parameters are marked, not evaluated.
+// The value of a statement's constant c (statement_constant): a Const's, or
+// a query parameter's from the execution's parameter list.
+static Datum constant_value(AggState* as, Expr* c, bool* isnull) {
+  if (IsA(c, Const)) {
+    *isnull = reinterpret_cast<Const*>(c)->constisnull;
+    return reinterpret_cast<Const*>(c)->constvalue;
+  }
+  ExprState* st = ExecInitExpr(c, &as->ss.ps);
+  return ExecEvalExprSwitchContext(st, as->ss.ps.ps_ExprContext, isnull);
+}
+
+[[noreturn]] static void refuse_params(const char* function, const std::string& why) {
+  ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s: params %s", function, why.c_str())));
+  pg_unreachable();
+}
+
+// The parameters of a call in the packed form (x, params float8[]), which
+// the planner hook writes (plan.cpp) and a user may write too: the array's
+// elements, in order, as the parameters they stand for (NULL ones as NULL),
+// after the same check of constancy as every parameter's. c: the array's
+// statement constant, or nullptr for an expression that can depend on a row.
+static void read_packed(AggState* as, Expr* c, const char* function, CallParams& out) {
+  out.packed = true;
+  if (c == nullptr)
+    refuse_params(function, "must be a literal or a query parameter (optdp fixes the noise before it reads any row), "
+                            "but is an expression that can depend on a row");
+  bool isnull;
+  const Datum d = constant_value(as, c, &isnull);
+  if (isnull) refuse_params(function, "must be an array of numbers, but is NULL");
+  ArrayType* array = DatumGetArrayTypeP(d);
+  if (ARR_NDIM(array) > 1)
+    refuse_params(function, "must be a one-dimensional array, but has " + std::to_string(ARR_NDIM(array)) +
+                                " dimensions");
+  Datum* values;
+  bool* nulls;
+  int n;
+  deconstruct_array(array, FLOAT8OID, sizeof(double), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &values, &nulls, &n);
+  if (out.count + n > kMaxParams)
+    refuse_params(function, "holds " + std::to_string(n) + " numbers, more than any optdp aggregate takes");
+  for (int k = 0; k < n; ++k) {
+    const int i = out.count++;
+    out.type[i] = FLOAT8OID;
+    out.constant[i] = true;
+    out.isnull[i] = nulls[k];
+    out.number[i] = nulls[k] ? 0.0 : DatumGetFloat8(values[k]);
+  }
+}
+
 void read_call(FunctionCallInfo fcinfo, const char* function, int first, CallParams& out) {
   // Counted by the tests (tests/citus/test_citus.py): once per function
   // instance, never per row, also under Citus's wrappers.
@@ -190,34 +239,36 @@ void read_call(FunctionCallInfo fcinfo, const char* function, int first, CallPar
   for (ListCell* lc = list_head(a->args); lc != nullptr; lc = lnext(a->args, lc))
     if (!static_cast<TargetEntry*>(lfirst(lc))->resjunk) ++out.nargs;
   out.first = first < 0 ? out.nargs + first : first;
-  out.count = out.nargs - out.first;
-  if (out.first < 0 || out.count > kMaxParams)
+  out.count = 0;
+  out.packed = false;
+  if (out.first < 0 || out.nargs - out.first > kMaxParams)
     ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR), errmsg("%s: unexpected number of arguments", function)));
-  for (int i = 0; i < out.count; ++i) {
+  for (int j = out.first; j < out.nargs; ++j) {
     // the call's own arguments come first in Aggref->args, in order
-    TargetEntry* te = static_cast<TargetEntry*>(list_nth(a->args, out.first + i));
+    TargetEntry* te = static_cast<TargetEntry*>(list_nth(a->args, j));
     if (te->resjunk)
       ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR), errmsg("%s: unexpected arguments of the call", function)));
     Expr* e = te->expr;
+    const int i = out.count;
+    if (i >= kMaxParams)
+      ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR), errmsg("%s: unexpected number of arguments", function)));
     out.type[i] = exprType(reinterpret_cast<Node*>(e));
     out.isnull[i] = true;
     Expr* c = statement_constant(e);
     out.constant[i] = c != nullptr;
-    if (!out.constant[i]) continue;
-    Datum d;
-    bool isnull;
-    if (IsA(c, Const)) {
-      d = reinterpret_cast<Const*>(c)->constvalue;
-      isnull = reinterpret_cast<Const*>(c)->constisnull;
-    } else {  // a query parameter, from the execution's parameter list
-      ExprState* st = ExecInitExpr(c, &as->ss.ps);
-      d = ExecEvalExprSwitchContext(st, as->ss.ps.ps_ExprContext, &isnull);
+    if (out.type[i] == FLOAT8ARRAYOID) {
+      read_packed(as, c, function, out);
+      continue;
     }
+    ++out.count;
+    if (!out.constant[i]) continue;
+    bool isnull;
+    const Datum d = constant_value(as, c, &isnull);
     out.isnull[i] = isnull;
     if (isnull) continue;
     if (out.type[i] != FLOAT8OID && out.type[i] != TEXTOID)
       ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                      errmsg("%s: argument %d of the call is not of a parameter's type", function, out.first + i + 1)));
+                      errmsg("%s: argument %d of the call is not of a parameter's type", function, j + 1)));
     if (out.type[i] == FLOAT8OID) {
       out.number[i] = DatumGetFloat8(d);
     } else if (out.type[i] == TEXTOID) {
@@ -438,6 +489,9 @@ const SumParams& sum_params(FunctionCallInfo fcinfo, const char* function) {
   Failure f;
   SumParams s{};
   run_cpp(f, function, [&] {
+    if (p.packed && p.count != 2 && p.count != 3)
+      throw std::invalid_argument("params must hold 2 numbers (eps, delta) or 3 (eps, lower, upper), but holds " +
+                                  std::to_string(p.count));
     if (p.count == 2)
       all_constant(p, {"eps", "delta"});
     else

@@ -63,6 +63,9 @@ struct ReleaseCost {
 
 // Installs the executor hooks and the transaction callbacks (from _PG_init).
 void install_release_hooks();
+// Installs the planner hook that passes the sums' constant parameters as one
+// array (plan.cpp; from _PG_init).
+void install_plan_hook();
 
 // The charge of the release the final function fcinfo is about to make, at
 // cost (the final function's own reading of its parameters): the admission's

@@ -235,6 +235,8 @@ PARAM_FORMS = [
     ("gaussian_count({P})", 0.5, COUNT, False),
     ("private_select(ward, x, {P})", 0.5, None, False),
     ("private_count_levels({P}, 0.75)", 0.5, COUNT, False),
+    # the sums' array form (plan.cpp writes it; an analyst may too)
+    ("staircase_sum(x, ARRAY[{P}, 0, 10])", 0.5, SUM, False),
 ]
 # (expression, expected outcome, item, steps before, tried on every form):
 # constants, folded
@@ -272,7 +274,7 @@ PARAM_EXPRS = [
     ("max({v}) OVER ()", "refused", None, [], True),
 ]
 
-NAMES_AN_ARGUMENT = re.compile(r"\b(alpha|eps|rho|delta|lower|upper|q|sensitivity|alphas?_\d+|method|cost)\b")
+NAMES_AN_ARGUMENT = re.compile(r"\b(alpha|eps|rho|delta|lower|upper|q|sensitivity|alphas?_\d+|method|cost|params)\b")
 
 
 def param_cases():

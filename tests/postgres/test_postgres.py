@@ -1086,6 +1086,139 @@ class Inputs(unittest.TestCase):
                          [["integer"]])
 
 
+class PackedParams(unittest.TestCase):
+    """The planner hook (plan.cpp): staircase_sum and laplace_sum calls whose
+    parameters are float8 constants are planned in their (x, params float8[])
+    form, with the same releases, charges and messages as the others."""
+    LOAD = "SELECT dp_seed(7); "  # loads the module (its hook plans the statements after it) and seeds
+    CALLS = ["staircase_sum(x, 1.0, 0, 10)", "staircase_sum(x, 1.0, 10)", "laplace_sum(x, 0.5, 0, 10)",
+             "laplace_sum(x, 0.5, 10)"]
+
+    def plan(self, sql, mode=SERIAL, db="postgres", load=LOAD):
+        return "\n".join(r[0] for r in SERVER.psql(load + mode + "EXPLAIN VERBOSE " + sql, db=db)[1:])
+
+    def test_constant_parameters_are_planned_as_one_array(self):
+        for call, array in zip(self.CALLS, ["'{1,0,10}'", "'{1,10}'", "'{0.5,0,10}'", "'{0.5,10}'"]):
+            packed = "%s(x, %s::double precision[])" % (call.split("(")[0], array)
+            for mode in (SERIAL, PARALLEL):
+                for sql in ("SELECT %s FROM t" % call, "SELECT k, %s FROM t GROUP BY k" % call):
+                    plan = self.plan(sql, mode)
+                    self.assertIn(packed, plan, sql)
+                    self.assertNotIn(call, plan, sql)
+
+    def test_other_calls_keep_their_form(self):
+        for sql, kept in (
+                # a query parameter in a generic plan
+                ("EXECUTE p(1.0)", "staircase_sum(x, $1, '0'::double precision, '10'::double precision)"),
+                # the form with a cost, and a numeric x
+                ("SELECT staircase_sum(x, 1.0, 0, 10, 'l2') FROM t", "'l2'::text"),
+                ("SELECT staircase_sum(x::numeric, 1.0, 0, 10) FROM t", "'10'::double precision)"),
+                ("SELECT private_avg(x, 1.0, 0, 10) FROM t", "'10'::double precision)")):
+            plan = "\n".join(r[0] for r in SERVER.psql(
+                self.LOAD + "PREPARE p(float8) AS SELECT staircase_sum(x, $1, 0, 10) FROM t; "
+                "SET plan_cache_mode = force_generic_plan; EXPLAIN VERBOSE " + sql)[1:])
+            self.assertIn(kept, plan, sql)
+            self.assertNotIn("double precision[]", plan, sql)
+
+    def test_the_same_releases(self):
+        # seeded: the rewritten call, the call with a query parameter in a
+        # generic plan (not rewritten: checked above) and the array form
+        # written by hand release the same values
+        for call, by_hand in zip(self.CALLS, ["staircase_sum(x, ARRAY[1.0, 0, 10])", "staircase_sum(x, '{1, 10}')",
+                                              "laplace_sum(x, ARRAY[0.5, 0, 10])", "laplace_sum(x, '{0.5, 10}')"]):
+            name, params = call.split("(x, ")
+            first, rest = params.split(", ", 1)
+            prepared = "PREPARE p(float8) AS SELECT %s(x, $1, %s FROM t%%s; SET plan_cache_mode = force_generic_plan; " \
+                       "EXECUTE p(%s)" % (name, rest, first)
+            # (not parallel and grouped: there the order in which the groups
+            # are finalized, so which noise each one takes, varies from run to run)
+            for mode, grouped in ((SERIAL, ""), (SERIAL, " GROUP BY k ORDER BY k"), (PARALLEL, "")):
+                got = [SERVER.psql(self.LOAD + mode + sql)[1:] for sql in (
+                    "SELECT %s FROM t%s" % (call, grouped), prepared % grouped,
+                    "SELECT %s FROM t%s" % (by_hand, grouped))]
+                self.assertEqual(len(got[0]), GROUPS if grouped else 1)
+                self.assertEqual(got[1], got[0], (call, mode, grouped))
+                self.assertEqual(got[2], got[0], (call, mode, grouped))
+
+    def test_the_same_charges(self):
+        SERVER.psql("DROP DATABASE IF EXISTS packed; CREATE DATABASE packed")
+        SERVER.psql("CREATE EXTENSION optdp; CREATE TABLE t AS %s; ANALYZE t; SELECT dp_ledger_attach(100.0)" % TABLE,
+                    db="packed")
+        for call in self.CALLS:
+            name, params = call.split("(x, ")
+            first, rest = params.split(", ", 1)
+            self.assertIn("double precision[]", self.plan("SELECT %s FROM t" % call, db="packed",
+                                                          load="SELECT dp_version(); "))
+            SERVER.psql("SELECT private_count(0.5); SELECT %s FROM t; PREPARE p(float8) AS SELECT %s(x, $1, %s FROM t; "
+                        "SET plan_cache_mode = force_generic_plan; EXECUTE p(%s)" % (call, name, rest, first),
+                        db="packed")
+        rows = SERVER.psql("SELECT function, epsilon FROM dp_ledger_entries ORDER BY id", db="packed")
+        want = []
+        for call in self.CALLS:
+            eps = call.split(", ")[1]
+            want += [["private_count", repr(Ledger.EPS)]] + [[call.split("(")[0], "%g" % float(eps)]] * 2
+        self.assertEqual(rows, want)
+
+    def test_messages_of_the_array_form(self):
+        for params, message in (
+                ("ARRAY[1.0]", "params must hold 2 numbers (eps, delta) or 3 (eps, lower, upper), but holds 1"),
+                ("'{1, 0, 10, 20}'", "params must hold 2 numbers (eps, delta) or 3 (eps, lower, upper), but holds 4"),
+                ("'{}'", "params must hold 2 numbers (eps, delta) or 3 (eps, lower, upper), but holds 0"),
+                ("ARRAY[1.0, NULL, 10]", "lower must be a number, but is NULL"),
+                ("ARRAY[-1.0, 0, 10]", "eps must be a finite number > 0, but is -1"),
+                ("ARRAY[1.0, 0]", "delta must be a finite number > 0, but is 0"),
+                ("'{{1, 0, 10}}'", "params must be a one-dimensional array, but has 2 dimensions"),
+                ("NULL::float8[]", "params must be an array of numbers, but is NULL"),
+                ("ARRAY[1.0, 0, x]", "params must be a literal or a query parameter (optdp fixes the noise before it "
+                                     "reads any row), but is an expression that can depend on a row"),
+                ("(SELECT ARRAY[1.0, 0, 10])", "params must be a literal or a query parameter (optdp fixes the noise "
+                                               "before it reads any row), but is an expression that can depend on a "
+                                               "row")):
+            for name in ("staircase_sum", "laplace_sum"):
+                self.assertEqual(SERVER.error_of("SELECT %s(x, %s) FROM t" % (name, params)),
+                                 "%s: %s" % (name, message), params)
+        # the same messages as the forms with separate parameters
+        self.assertEqual(SERVER.error_of("SELECT staircase_sum(x, -1.0, 0, 10) FROM t"),
+                         "staircase_sum: eps must be a finite number > 0, but is -1")
+
+    def test_the_references_example(self):
+        # sql/reference.md, "One array of parameters": its EXPLAIN, run
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "sql", "reference.md")
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        block = text[text.index("**One array of parameters (PostgreSQL).**"):]
+        block = block[block.index("```\n") + 4:]
+        lines = block[:block.index("```")].rstrip("\n").split("\n")
+        sql = lines[0].split("=# ", 1)[1]
+        SERVER.psql("DROP TABLE IF EXISTS patients; CREATE TABLE patients (income float8)")
+        try:
+            got = [r[0] for r in SERVER.psql("SELECT dp_version(); " + sql)[1:]]
+        finally:
+            SERVER.psql("DROP TABLE patients")
+        self.assertEqual(got, [line[1:] for line in lines[1:]])
+
+    def test_an_aggregate_of_another_schema_is_not_rewritten(self):
+        # a user's staircase_sum of the same arguments, with an array form of
+        # its own: neither is optdp's, so the call keeps its form and value
+        SERVER.psql("DROP SCHEMA IF EXISTS mine CASCADE; CREATE SCHEMA mine; "
+                    "CREATE FUNCTION mine.add(float8, float8, float8, float8, float8) RETURNS float8 "
+                    "LANGUAGE sql IMMUTABLE AS 'SELECT $1 + coalesce($2, 0)'; "
+                    "CREATE AGGREGATE mine.staircase_sum(float8, float8, float8, float8) "
+                    "(SFUNC = mine.add, STYPE = float8, INITCOND = '0'); "
+                    "CREATE FUNCTION mine.neg(float8, float8, float8[]) RETURNS float8 "
+                    "LANGUAGE sql IMMUTABLE AS 'SELECT $1 - 1'; "
+                    "CREATE AGGREGATE mine.staircase_sum(float8, float8[]) (SFUNC = mine.neg, STYPE = float8, "
+                    "INITCOND = '0')")
+        try:
+            plan = self.plan("SELECT mine.staircase_sum(x, 1.0, 0, 10) FROM t")
+            self.assertIn("mine.staircase_sum(x, '1'::double precision, '0'::double precision", plan)
+            rows = GROUPS * PER_GROUP * 2 // 3  # x = 2 in two rows of three
+            self.assertEqual(SERVER.psql(self.LOAD + "SELECT mine.staircase_sum(x, 1.0, 0, 10) FROM t"),
+                             [["seeded"], [str(2 * rows)]])
+        finally:
+            SERVER.psql("DROP SCHEMA mine CASCADE")
+
+
 class Module(unittest.TestCase):
     def test_no_static_destructors(self):
         # issue 26: PostgreSQL processes leave through exit(), also from signal

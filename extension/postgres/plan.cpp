@@ -1,0 +1,184 @@
+// optdp for PostgreSQL: the planner hook that hands the sums their constant
+// parameters as one array.
+//
+// nodeAgg evaluates every argument of an aggregate call on every row, the
+// constants included: for staircase_sum(x, eps, lower, upper) that is three
+// steps of the expression interpreter per row, which cost 3-4% of a serial
+// sum's CPU time over 2M rows where one costs none measurable
+// (bench/README.md, "The sums' parameters as one array"). So, once
+// PostgreSQL has planned a statement, a call of staircase_sum or laplace_sum
+// over a float8 x whose 2 or 3 parameters are all non-NULL float8 constants
+// becomes a call of the same aggregate's form (x float8, params float8[])
+// (sql/75-packed.sql), with the parameters as one constant array in their
+// order. That form has the same transition, combine and final functions;
+// read_call (optdp_pg.cpp) reads the array as the parameters it holds, so the
+// admission, the charge, the state and the release are the same, and so are
+// the messages. The plan is the engine's own: only the Aggref's function and
+// arguments change, never which rows are read or what is computed from them;
+// the admission (release.cpp) then checks the plan as it will run.
+//
+// Only a module loaded when the statement is planned rewrites it: with optdp
+// in shared_preload_libraries every statement, otherwise those planned after
+// the backend's first use of optdp. Calls whose parameters are query
+// parameters (a generic plan), NULL or of other forms (cost, numeric x) keep
+// their form: only their speed differs.
+#include <cstdint>
+#include <cstring>
+
+#include "postgres/common.hpp"
+#include "postgres/release.hpp"
+
+extern "C" {
+#include "postgres.h"
+#include "access/htup_details.h"
+#include "catalog/dependency.h"
+#include "catalog/pg_aggregate.h"
+#include "catalog/pg_proc.h"
+#include "catalog/pg_type.h"
+#include "commands/extension.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "nodes/plannodes.h"
+#include "optimizer/planner.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/syscache.h"
+}
+
+namespace optdp_pg {
+namespace {
+
+planner_hook_type previous_planner = nullptr;
+
+// The functions of the aggregate fn that nodeAgg runs, and its state.
+struct AggFunctions {
+  Oid transtype, combinefn, finalfn;
+};
+
+bool agg_functions(Oid fn, AggFunctions& out) {
+  HeapTuple tuple = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(fn));
+  if (!HeapTupleIsValid(tuple)) return false;
+  const auto* g = reinterpret_cast<Form_pg_aggregate>(GETSTRUCT(tuple));
+  out = {g->aggtranstype, g->aggcombinefn, g->aggfinalfn};
+  ReleaseSysCache(tuple);
+  return true;
+}
+
+// The form (x float8, params float8[]) of the aggregate fn, when fn is
+// optdp's staircase_sum or laplace_sum over float8 x and 2 or 3 float8
+// parameters: the aggregate of the same name and schema, of optdp's
+// extension, with the same state, combine and final functions (and a
+// transition function of the same C symbol, sql/75-packed.sql).
+// InvalidOid otherwise.
+Oid packed_form(Oid fn) {
+  HeapTuple tuple = SearchSysCache1(PROCOID, ObjectIdGetDatum(fn));
+  if (!HeapTupleIsValid(tuple)) return InvalidOid;
+  const auto* p = reinterpret_cast<Form_pg_proc>(GETSTRUCT(tuple));
+  bool candidate = p->prokind == PROKIND_AGGREGATE && (p->pronargs == 3 || p->pronargs == 4) &&
+                   (strcmp(NameStr(p->proname), "staircase_sum") == 0 || strcmp(NameStr(p->proname), "laplace_sum") == 0);
+  for (int i = 0; candidate && i < p->pronargs; ++i) candidate = p->proargtypes.values[i] == FLOAT8OID;
+  NameData name = p->proname;
+  const Oid ns = p->pronamespace;
+  ReleaseSysCache(tuple);
+  if (!candidate) return InvalidOid;
+  Oid types[2] = {FLOAT8OID, FLOAT8ARRAYOID};
+  oidvector* args = buildoidvector(types, 2);
+  tuple = SearchSysCache3(PROCNAMEARGSNSP, NameGetDatum(&name), PointerGetDatum(args), ObjectIdGetDatum(ns));
+  if (!HeapTupleIsValid(tuple)) return InvalidOid;
+  const Oid packed = reinterpret_cast<Form_pg_proc>(GETSTRUCT(tuple))->oid;
+  ReleaseSysCache(tuple);
+  const Oid optdp = get_extension_oid("optdp", true);
+  AggFunctions a, b;
+  if (!OidIsValid(optdp) || getExtensionOfObject(ProcedureRelationId, fn) != optdp ||
+      getExtensionOfObject(ProcedureRelationId, packed) != optdp || !agg_functions(fn, a) ||
+      !agg_functions(packed, b) || a.transtype != b.transtype || a.combinefn != b.combinefn || a.finalfn != b.finalfn)
+    return InvalidOid;
+  return packed;
+}
+
+// The call a, in its packed form when it has one (packed_form) and all its
+// parameters are non-NULL float8 constants; a call computed from partial
+// states (the Finalize Aggregate of a parallel plan) keeps its form, and
+// read_call follows it to its partial call, which has the parameters.
+void pack_call(Aggref* a) {
+  if (a->aggkind != AGGKIND_NORMAL || DO_AGGSPLIT_COMBINE(a->aggsplit) || a->aggorder != NIL ||
+      a->aggdistinct != NIL || a->aggdirectargs != NIL)
+    return;
+  const int n = list_length(a->args);
+  if (n != 3 && n != 4) return;
+  Datum values[3];
+  for (int i = 0; i < n; ++i) {
+    const auto* te = static_cast<TargetEntry*>(list_nth(a->args, i));
+    if (te->resjunk) return;
+    if (i == 0) continue;
+    const Node* e = reinterpret_cast<Node*>(te->expr);
+    if (!IsA(e, Const)) return;
+    const auto* c = reinterpret_cast<const Const*>(e);
+    if (c->consttype != FLOAT8OID || c->constisnull) return;
+    values[i - 1] = c->constvalue;
+  }
+  const Oid packed = packed_form(a->aggfnoid);
+  if (!OidIsValid(packed)) return;
+  ArrayType* array = construct_array(values, n - 1, FLOAT8OID, sizeof(double), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+  Const* c = makeConst(FLOAT8ARRAYOID, -1, InvalidOid, -1, PointerGetDatum(array), false, false);
+  TargetEntry* x = static_cast<TargetEntry*>(linitial(a->args));
+  a->args = list_make2(x, makeTargetEntry(reinterpret_cast<Expr*>(c), 2, nullptr, false));
+  a->aggargtypes = list_make2_oid(FLOAT8OID, FLOAT8ARRAYOID);
+  a->aggfnoid = packed;
+}
+
+bool pack_walker(Node* node, void* context) {
+  if (node == nullptr) return false;
+  if (IsA(node, Aggref)) {
+    pack_call(reinterpret_cast<Aggref*>(node));
+    return false;
+  }
+  return expression_tree_walker(node, walker_cast(pack_walker), context);
+}
+
+void pack_plan(Plan* plan);
+
+void pack_plans(List* plans) {
+  ListCell* lc;
+  foreach (lc, plans) pack_plan(static_cast<Plan*>(lfirst(lc)));
+}
+
+// Every Agg node of the plan tree (Aggrefs sit only in Agg nodes' target
+// lists and quals once the plan is final).
+void pack_plan(Plan* plan) {
+  if (plan == nullptr) return;
+  if (IsA(plan, Agg)) {
+    pack_walker(reinterpret_cast<Node*>(plan->targetlist), nullptr);
+    pack_walker(reinterpret_cast<Node*>(plan->qual), nullptr);
+  }
+  pack_plan(plan->lefttree);
+  pack_plan(plan->righttree);
+  switch (nodeTag(plan)) {
+    case T_Append: pack_plans(reinterpret_cast<Append*>(plan)->appendplans); break;
+    case T_MergeAppend: pack_plans(reinterpret_cast<MergeAppend*>(plan)->mergeplans); break;
+    case T_SubqueryScan: pack_plan(reinterpret_cast<SubqueryScan*>(plan)->subplan); break;
+    case T_CustomScan: pack_plans(reinterpret_cast<CustomScan*>(plan)->custom_plans); break;
+    case T_BitmapAnd: pack_plans(reinterpret_cast<BitmapAnd*>(plan)->bitmapplans); break;
+    case T_BitmapOr: pack_plans(reinterpret_cast<BitmapOr*>(plan)->bitmapplans); break;
+    default: break;
+  }
+}
+
+PlannedStmt* pack_planner(Query* parse, const char* query_string, int cursor_options, ParamListInfo bound) {
+  PlannedStmt* stmt = previous_planner ? previous_planner(parse, query_string, cursor_options, bound)
+                                       : standard_planner(parse, query_string, cursor_options, bound);
+  if (stmt != nullptr) {
+    pack_plan(stmt->planTree);
+    pack_plans(stmt->subplans);
+  }
+  return stmt;
+}
+
+}  // namespace
+
+void install_plan_hook() {
+  previous_planner = planner_hook;
+  planner_hook = pack_planner;
+}
+
+}  // namespace optdp_pg
