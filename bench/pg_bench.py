@@ -2,7 +2,7 @@
 """optdp's aggregates on PostgreSQL 15 against the built-ins, serial and with 2
 parallel workers, in one server and one run (ratios, not absolute times).
 
-Usage: bench/pg_bench.py <build>/postgres [--rows N] [--rounds R] [--group-rounds G] [--cpu]
+Usage: bench/pg_bench.py <build>/postgres [--rows N] [--rounds R] [--group-rounds G] [--cpu | --cgroup]
 Starts a throw-away server (tests/postgres/pgserver.py: initdb in a temporary
 directory as an unprivileged user, Unix socket only, always stopped), loads
 table t(g int, x float8) with N rows (default 10,000,000), and times each query
@@ -14,7 +14,9 @@ its counterpart's (median per round). With --cpu the serial plan's times are
 the backend's CPU time (sum_exec_runtime of /proc/PID/schedstat, read by psql's
 \\! before and after each line of statements): on a shared machine it moves less than
 wall time; the 2-worker plan's stay wall times (its work is in other
-processes). private_groups (over table v: 10-row units,
+processes). With --cgroup (root, cgroup v1) both plans' times are the CPU
+time of all the server's processes, the leader and its workers: the
+postmaster runs in a cpuacct cgroup of its own, read the same way. private_groups (over table v: 10-row units,
 1,000 public keys) is compared with the SQL that computes the same bounded
 statistic. Figures: bench/README.md.
 """
@@ -24,6 +26,7 @@ import re
 import statistics
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "postgres"))
@@ -45,10 +48,19 @@ PARALLEL = ("SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 
             "SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;")
 
 
+# With --cgroup: the cpuacct cgroup that holds the server's postmaster, so
+# every backend and parallel worker it starts (CgroupServer).
+CGROUP = None
+
+
 def timed(server, statements, cpu=False):
     """Runs the statements in one psql session with \\timing; returns the ms of each.
-    cpu: also the backend's CPU ms of each line of statements, (wall, cpu)."""
-    if cpu:
+    cpu: also the CPU ms of each line of statements, (wall, cpu): the backend's,
+    or with CGROUP every process of the server's (its leader and workers)."""
+    if cpu and CGROUP:
+        read = f"\\! echo cpuacct $(cat {CGROUP}/cpuacct.usage)"
+        script = "\\timing on\n" + "".join(f"{read}\n{st}\n{read}\n" for st in statements)
+    elif cpu:
         read = "\\! cat /proc/$OPTDP_BENCH_PID/schedstat"  # \\! does not interpolate psql's variables
         script = ("SELECT pg_backend_pid() AS pid \\gset\n\\setenv OPTDP_BENCH_PID :pid\n\\timing on\n" +
                   "".join(f"{read}\n{st}\n{read}\n" for st in statements))
@@ -61,7 +73,8 @@ def timed(server, statements, cpu=False):
     wall = [float(m) for m in re.findall(r"^Time: ([0-9.]+) ms", r.stdout, re.M)]
     if not cpu:
         return wall
-    ns = [int(m) for m in re.findall(r"^([0-9]+) [0-9]+ [0-9]+$", r.stdout, re.M)]
+    pattern = r"^cpuacct ([0-9]+)$" if CGROUP else r"^([0-9]+) [0-9]+ [0-9]+$"
+    ns = [int(m) for m in re.findall(pattern, r.stdout, re.M)]
     if len(ns) != 2 * len(statements):
         raise RuntimeError("schedstat: %d readings for %d statements" % (len(ns), len(statements)))
     return wall, [(ns[2 * i + 1] - ns[2 * i]) / 1e6 for i in range(len(statements))]
@@ -74,9 +87,13 @@ def main():
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--group-rounds", type=int, default=3)
     ap.add_argument("--cpu", action="store_true")
+    ap.add_argument("--cgroup", action="store_true",
+                    help="time both plans by the CPU time of all the server's processes (root: a cpuacct cgroup)")
     args = ap.parse_args()
     settings = ["shared_buffers=1GB", "work_mem=64MB", "max_parallel_workers_per_gather=2"]
-    with Server(args.module_dir, settings) as s:
+    if args.cgroup:
+        settings.append("autovacuum = off")  # no autovacuum worker's time in the server's
+    with (CgroupServer if args.cgroup else Server)(args.module_dir, settings) as s:
         s.psql("CREATE EXTENSION optdp; SELECT dp_seed(1);"
                "CREATE TABLE t (g int, x float8) WITH (parallel_workers = 2);"
                f"INSERT INTO t SELECT i % 1000, (i % 1001)::float8 FROM generate_series(1, {args.rows}) i;"
@@ -137,7 +154,8 @@ def main():
                     pair = [(plan, i, base), (plan, i, priv)]
                     order += pair if r % 2 == 0 else pair[::-1]
             got = dict(zip(order, _per_statement(s, [stmts[(plan, q)] for plan, _, q in order],
-                                                 [plan == "serial" and args.cpu for plan, _, q in order])))
+                                                 [(plan == "serial" and args.cpu) or args.cgroup
+                                                  for plan, _, q in order])))
             for (plan, _, q), ms in got.items():
                 times[(plan, q)].append(ms)
             for i, (base, priv) in enumerate(PAIRS):
@@ -151,7 +169,8 @@ def main():
         med = {k: statistics.median(v) for k, v in times.items() if v}
         print(f"rows: {args.rows:,}, rounds: {args.rounds} (private_groups: {args.group_rounds}), medians in ms; "
               "ratio, rel.: medians of the per-round ratios (in brackets: the ratio of the medians)" +
-              ("; serial: the backend's CPU time, 2 workers: wall time" if args.cpu else ""))
+              ("; CPU time of all the server's processes" if args.cgroup else
+               "; serial: the backend's CPU time, 2 workers: wall time" if args.cpu else ""))
         print(f"{'query':34s} {'serial':>7s} {'ratio':>13s} {'2 workers':>10s} {'ratio':>13s} {'speedup':>8s} "
               f"{'rel.':>13s}")
         printed = set()
@@ -179,6 +198,38 @@ def main():
                     r = med[(plan, "private_groups")] / med[(plan, base)]
                     print(f"private_groups / {base} ({plan}): {med[(plan, 'private_groups')]:.0f} / "
                           f"{med[(plan, base)]:.0f} ms = {r:.2f}")
+
+
+class CgroupServer(Server):
+    """A Server whose postmaster runs in a cpuacct cgroup of its own (cgroup v1,
+    root), so that the backends and parallel workers it forks from then on are
+    in it too: its cpuacct.usage is their CPU time together, to the
+    nanosecond. Sets CGROUP; the group is removed once the server stopped."""
+
+    def start(self):
+        global CGROUP
+        base = "/sys/fs/cgroup/cpuacct"
+        if os.getuid() != 0 or not os.path.isdir(base):
+            raise SystemExit("--cgroup needs root and cgroup v1's cpuacct at " + base)
+        super().start()
+        CGROUP = os.path.join(base, "optdp-bench-%d" % os.getpid())
+        os.makedirs(CGROUP, exist_ok=True)
+        with open(os.path.join(CGROUP, "cgroup.procs"), "w") as f:
+            f.write(str(self.proc.pid))
+
+    def stop(self):
+        global CGROUP
+        try:
+            super().stop()
+        finally:
+            if CGROUP:
+                for _ in range(100):
+                    try:
+                        os.rmdir(CGROUP)
+                        break
+                    except OSError:  # a process still leaving
+                        time.sleep(0.05)
+                CGROUP = None
 
 
 def _per_statement(server, statements, cpu=None):

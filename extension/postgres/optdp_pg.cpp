@@ -159,12 +159,6 @@ Aggref* call_aggref(FunctionCallInfo fcinfo, const char* function) {
   pg_unreachable();
 }
 
-// Reads the parameters of the call: arguments first.. of the aggregate call
-// (first < 0: the last -first arguments). Only the call's own arguments count:
-// Aggref->args also holds the keys of an ORDER BY inside the call, as resjunk
-// entries after them, and a key must never be read as a parameter. Such calls
-// (and DISTINCT ones) are refused here as before the scan (release.cpp).
-// Row-dependent parameters are marked, not evaluated.
 // The value of a statement's constant c (statement_constant): a Const's, or
 // a query parameter's from the execution's parameter list.
 static Datum constant_value(AggState* as, Expr* c, bool* isnull) {
@@ -176,34 +170,36 @@ static Datum constant_value(AggState* as, Expr* c, bool* isnull) {
   return ExecEvalExprSwitchContext(st, as->ss.ps.ps_ExprContext, isnull);
 }
 
-[[noreturn]] static void refuse_params(const char* function, const std::string& why) {
-  ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s: params %s", function, why.c_str())));
-  pg_unreachable();
-}
-
 // The parameters of a call in the packed form (x, params float8[]), which
 // the planner hook writes (plan.cpp) and a user may write too: the array's
 // elements, in order, as the parameters they stand for (NULL ones as NULL),
 // after the same check of constancy as every parameter's. c: the array's
 // statement constant, or nullptr for an expression that can depend on a row.
+// (Its errors are raised with no C++ object alive in this frame.)
 static void read_packed(AggState* as, Expr* c, const char* function, CallParams& out) {
   out.packed = true;
   if (c == nullptr)
-    refuse_params(function, "must be a literal or a query parameter (optdp fixes the noise before it reads any row), "
-                            "but is an expression that can depend on a row");
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("%s: params must be a literal or a query parameter (optdp fixes the noise before it reads "
+                           "any row), but is an expression that can depend on a row",
+                           function)));
   bool isnull;
   const Datum d = constant_value(as, c, &isnull);
-  if (isnull) refuse_params(function, "must be an array of numbers, but is NULL");
+  if (isnull)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("%s: params must be an array of numbers, but is NULL", function)));
   ArrayType* array = DatumGetArrayTypeP(d);
   if (ARR_NDIM(array) > 1)
-    refuse_params(function, "must be a one-dimensional array, but has " + std::to_string(ARR_NDIM(array)) +
-                                " dimensions");
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("%s: params must be a one-dimensional array, but has %d dimensions", function,
+                           ARR_NDIM(array))));
   Datum* values;
   bool* nulls;
   int n;
   deconstruct_array(array, FLOAT8OID, sizeof(double), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &values, &nulls, &n);
   if (out.count + n > kMaxParams)
-    refuse_params(function, "holds " + std::to_string(n) + " numbers, more than any optdp aggregate takes");
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("%s: params holds %d numbers, more than any optdp aggregate takes", function, n)));
   for (int k = 0; k < n; ++k) {
     const int i = out.count++;
     out.type[i] = FLOAT8OID;
@@ -213,6 +209,12 @@ static void read_packed(AggState* as, Expr* c, const char* function, CallParams&
   }
 }
 
+// Reads the parameters of the call: arguments first.. of the aggregate call
+// (first < 0: the last -first arguments). Only the call's own arguments count:
+// Aggref->args also holds the keys of an ORDER BY inside the call, as resjunk
+// entries after them, and a key must never be read as a parameter. Such calls
+// (and DISTINCT ones) are refused here as before the scan (release.cpp).
+// Row-dependent parameters are marked, not evaluated.
 void read_call(FunctionCallInfo fcinfo, const char* function, int first, CallParams& out) {
   // Counted by the tests (tests/citus/test_citus.py): once per function
   // instance, never per row, also under Citus's wrappers.
