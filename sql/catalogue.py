@@ -1540,6 +1540,37 @@ POSTGRES_REFUSALS = [
      "message": "%s: cannot find the call's parameters in this plan"},
 ]
 
+# The messages of the sums' one-array form, staircase_sum(x, params float8[])
+# and laplace_sum(x, params float8[]), which only PostgreSQL has (its planner
+# hook writes calls of constants in it, extension/postgres/plan.cpp;
+# sql/reference.md, "One array of parameters"). A NULL or bad element gives
+# the message of the parameter it stands for, as in the forms above.
+# tests/postgres/test_postgres.py (PackedParams) runs every one on the build.
+POSTGRES_ARRAY_FORM = [
+    {"id": "params/count", "params": "ARRAY[1.0]",
+     "message": "%s: params must hold 2 numbers (eps, delta) or 3 (eps, lower, upper), but holds 1"},
+    {"id": "params/count", "params": "'{1, 0, 10, 20}'",
+     "message": "%s: params must hold 2 numbers (eps, delta) or 3 (eps, lower, upper), but holds 4"},
+    {"id": "params/count", "params": "'{}'",
+     "message": "%s: params must hold 2 numbers (eps, delta) or 3 (eps, lower, upper), but holds 0"},
+    {"id": "params/null", "params": "NULL::float8[]",
+     "message": "%s: params must be an array of numbers, but is NULL"},
+    {"id": "params/dimensions", "params": "'{{1, 0, 10}}'",
+     "message": "%s: params must be a one-dimensional array, but has 2 dimensions"},
+    {"id": "params/too_many", "params": "array_fill(1.0, ARRAY[17])",
+     "message": "%s: params holds 17 numbers, more than any optdp aggregate takes"},
+    {"id": "params/not_constant", "params": "ARRAY[1.0, 0, x]",
+     "message": "%s: params must be a literal or a query parameter (optdp fixes the noise before it reads any row), "
+                "but is an expression that can depend on a row"},
+    {"id": "params/not_constant", "params": "(SELECT ARRAY[1.0, 0, 10])",
+     "message": "%s: params must be a literal or a query parameter (optdp fixes the noise before it reads any row), "
+                "but is an expression that can depend on a row"},
+    {"id": "params/element", "params": "ARRAY[1.0, NULL, 10]", "message": "%s: lower must be a number, but is NULL"},
+    {"id": "params/element", "params": "ARRAY[-1.0, 0, 10]", "message": "%s: eps must be a finite number > 0, but is -1"},
+    {"id": "params/element", "params": "ARRAY[1.0, 0]", "message": "%s: delta must be a finite number > 0, but is 0"},
+]
+POSTGRES_ARRAY_FORM_FUNCTIONS = ["staircase_sum", "laplace_sum"]
+
 # ---------------------------------------------------------------------------
 # Bugs: the expected-correct outcome replaces the current one. Keyed by a
 # predicate on (function, argument, probe label); see the report in the md.
@@ -2455,6 +2486,7 @@ def build():
         "bugs": BUGS,
         "cases": cases,
         "postgres_refusals": POSTGRES_REFUSALS,
+        "postgres_array_form": {"functions": POSTGRES_ARRAY_FORM_FUNCTIONS, "cases": POSTGRES_ARRAY_FORM},
     }
 
 
@@ -2509,6 +2541,13 @@ def build_md(cat):
               "| id | situation | message |", "| --- | --- | --- |"]
     for r in cat["postgres_refusals"]:
         lines.append("| `%s` | %s | `%s` |" % (r["id"], md_escape(r["situation"]), md_escape(r["message"])))
+    lines.append("")
+    lines += ["## PostgreSQL's one-array form of the sums", "",
+              "%s(x, params float8[]) (`%%s` is each function's name):" % " and ".join(
+                  cat["postgres_array_form"]["functions"]), "",
+              "| id | params | message |", "| --- | --- | --- |"]
+    for r in cat["postgres_array_form"]["cases"]:
+        lines.append("| `%s` | `%s` | `%s` |" % (r["id"], md_escape(r["params"]), md_escape(r["message"])))
     lines.append("")
     by_fn = {}
     for c in cat["cases"]:

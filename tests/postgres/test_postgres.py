@@ -14,6 +14,8 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pgserver import Server  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "sql"))
+import catalogue  # noqa: E402  (the messages of the sums' one-array form)
 
 MODULE_DIR = None
 SERVER = None
@@ -1160,23 +1162,11 @@ class PackedParams(unittest.TestCase):
         self.assertEqual(rows, want)
 
     def test_messages_of_the_array_form(self):
-        for params, message in (
-                ("ARRAY[1.0]", "params must hold 2 numbers (eps, delta) or 3 (eps, lower, upper), but holds 1"),
-                ("'{1, 0, 10, 20}'", "params must hold 2 numbers (eps, delta) or 3 (eps, lower, upper), but holds 4"),
-                ("'{}'", "params must hold 2 numbers (eps, delta) or 3 (eps, lower, upper), but holds 0"),
-                ("ARRAY[1.0, NULL, 10]", "lower must be a number, but is NULL"),
-                ("ARRAY[-1.0, 0, 10]", "eps must be a finite number > 0, but is -1"),
-                ("ARRAY[1.0, 0]", "delta must be a finite number > 0, but is 0"),
-                ("'{{1, 0, 10}}'", "params must be a one-dimensional array, but has 2 dimensions"),
-                ("NULL::float8[]", "params must be an array of numbers, but is NULL"),
-                ("ARRAY[1.0, 0, x]", "params must be a literal or a query parameter (optdp fixes the noise before it "
-                                     "reads any row), but is an expression that can depend on a row"),
-                ("(SELECT ARRAY[1.0, 0, 10])", "params must be a literal or a query parameter (optdp fixes the noise "
-                                               "before it reads any row), but is an expression that can depend on a "
-                                               "row")):
-            for name in ("staircase_sum", "laplace_sum"):
-                self.assertEqual(SERVER.error_of("SELECT %s(x, %s) FROM t" % (name, params)),
-                                 "%s: %s" % (name, message), params)
+        # the catalogue's (sql/catalogue.py, POSTGRES_ARRAY_FORM), each for both functions
+        for case in catalogue.POSTGRES_ARRAY_FORM:
+            for name in catalogue.POSTGRES_ARRAY_FORM_FUNCTIONS:
+                self.assertEqual(SERVER.error_of("SELECT %s(x, %s) FROM t" % (name, case["params"])),
+                                 case["message"] % name, case)
         # the same messages as the forms with separate parameters
         self.assertEqual(SERVER.error_of("SELECT staircase_sum(x, -1.0, 0, 10) FROM t"),
                          "staircase_sum: eps must be a finite number > 0, but is -1")

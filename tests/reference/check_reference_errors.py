@@ -46,6 +46,9 @@ def main(argv):
         catalogue = json.load(f)
     functions = sorted({c["function"] for c in catalogue["cases"]}, key=len, reverse=True)
     specified = {abstract(c["expect"]["error"]) for c in catalogue["cases"] if "error" in c["expect"]}
+    # the messages of PostgreSQL's one-array form of the sums, for each of its functions
+    array_form = catalogue["postgres_array_form"]
+    specified |= {abstract(c["message"] % f) for c in array_form["cases"] for f in array_form["functions"]}
     checked, failures = 0, []
     for quoted in re.findall(r"`([^`]+)`", text.replace("\n", " ")):
         quoted = quoted.replace("\\|", "|")  # a | escaped inside a table cell
