@@ -1546,29 +1546,24 @@ POSTGRES_REFUSALS = [
 # sql/reference.md, "One array of parameters"). A NULL or bad element gives
 # the message of the parameter it stands for, as in the forms above.
 # tests/postgres/test_postgres.py (PackedParams) runs every one on the build.
-POSTGRES_ARRAY_FORM = [
-    {"id": "params/count", "params": "ARRAY[1.0]",
-     "message": "%s: params must hold 2 numbers (eps, delta) or 3 (eps, lower, upper), but holds 1"},
-    {"id": "params/count", "params": "'{1, 0, 10, 20}'",
-     "message": "%s: params must hold 2 numbers (eps, delta) or 3 (eps, lower, upper), but holds 4"},
-    {"id": "params/count", "params": "'{}'",
-     "message": "%s: params must hold 2 numbers (eps, delta) or 3 (eps, lower, upper), but holds 0"},
-    {"id": "params/null", "params": "NULL::float8[]",
-     "message": "%s: params must be an array of numbers, but is NULL"},
-    {"id": "params/dimensions", "params": "'{{1, 0, 10}}'",
-     "message": "%s: params must be a one-dimensional array, but has 2 dimensions"},
-    {"id": "params/too_many", "params": "array_fill(1.0, ARRAY[17])",
-     "message": "%s: params holds 17 numbers, more than any optdp aggregate takes"},
-    {"id": "params/not_constant", "params": "ARRAY[1.0, 0, x]",
-     "message": "%s: params must be a literal or a query parameter (optdp fixes the noise before it reads any row), "
-                "but is an expression that can depend on a row"},
-    {"id": "params/not_constant", "params": "(SELECT ARRAY[1.0, 0, 10])",
-     "message": "%s: params must be a literal or a query parameter (optdp fixes the noise before it reads any row), "
-                "but is an expression that can depend on a row"},
-    {"id": "params/element", "params": "ARRAY[1.0, NULL, 10]", "message": "%s: lower must be a number, but is NULL"},
-    {"id": "params/element", "params": "ARRAY[-1.0, 0, 10]", "message": "%s: eps must be a finite number > 0, but is -1"},
-    {"id": "params/element", "params": "ARRAY[1.0, 0]", "message": "%s: delta must be a finite number > 0, but is 0"},
-]
+_PARAMS_COUNT = "%s: params must hold 2 numbers (eps, delta) or 3 (eps, lower, upper), but holds "
+_PARAMS_NOT_CONSTANT = ("%s: params must be a literal or a query parameter (optdp fixes the noise before it reads "
+                        "any row), but is an expression that can depend on a row")
+POSTGRES_ARRAY_FORM = (
+    [{"id": "params/count", "params": p, "message": _PARAMS_COUNT + n}
+     for p, n in (("ARRAY[1.0]", "1"), ("'{1, 0, 10, 20}'", "4"), ("'{}'", "0"))] +
+    [{"id": "params/null", "params": "NULL::float8[]",
+      "message": "%s: params must be an array of numbers, but is NULL"},
+     {"id": "params/dimensions", "params": "'{{1, 0, 10}}'",
+      "message": "%s: params must be a one-dimensional array, but has 2 dimensions"},
+     {"id": "params/too_many", "params": "array_fill(1.0, ARRAY[17])",
+      "message": "%s: params holds 17 numbers, more than any optdp aggregate takes"}] +
+    [{"id": "params/not_constant", "params": p, "message": _PARAMS_NOT_CONSTANT}
+     for p in ("ARRAY[1.0, 0, x]", "(SELECT ARRAY[1.0, 0, 10])")] +
+    [{"id": "params/element", "params": p, "message": m}
+     for p, m in (("ARRAY[1.0, NULL, 10]", "%s: lower must be a number, but is NULL"),
+                  ("ARRAY[-1.0, 0, 10]", "%s: eps must be a finite number > 0, but is -1"),
+                  ("ARRAY[1.0, 0]", "%s: delta must be a finite number > 0, but is 0"))])
 POSTGRES_ARRAY_FORM_FUNCTIONS = ["staircase_sum", "laplace_sum"]
 
 # ---------------------------------------------------------------------------

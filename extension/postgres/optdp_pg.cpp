@@ -174,15 +174,16 @@ static Datum constant_value(AggState* as, Expr* c, bool* isnull) {
 // the planner hook writes (plan.cpp) and a user may write too: the array's
 // elements, in order, as the parameters they stand for (NULL ones as NULL),
 // after the same check of constancy as every parameter's. c: the array's
-// statement constant, or nullptr for an expression that can depend on a row.
-// (Its errors are raised with no C++ object alive in this frame.)
+// statement constant, or nullptr for an expression that can depend on a row
+// (refused with not_constant's message, as any parameter). Its errors are
+// raised with no C++ object alive in this frame.
 static void read_packed(AggState* as, Expr* c, const char* function, CallParams& out) {
   out.packed = true;
-  if (c == nullptr)
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("%s: params must be a literal or a query parameter (optdp fixes the noise before it reads "
-                           "any row), but is an expression that can depend on a row",
-                           function)));
+  if (c == nullptr) {
+    Failure f;
+    run_cpp(f, function, [] { not_constant("params"); });
+    raise(f);
+  }
   bool isnull;
   const Datum d = constant_value(as, c, &isnull);
   if (isnull)
