@@ -36,13 +36,19 @@ ZEROS = "\\x" + "00" * 16  # 16 zero bytes (bytea hex)
 def noop_sql(so):
     """The no-op aggregates, each of the shape of the optdp aggregate named in its comment."""
     return (
+        f"CREATE FUNCTION noop_count_trans(bytea) RETURNS bytea AS '{so}' LANGUAGE C;"
         f"CREATE FUNCTION noop_count_trans(bytea, float8) RETURNS bytea AS '{so}' LANGUAGE C;"
         f"CREATE FUNCTION noop_count_trans(bytea, float8, float8) RETURNS bytea AS '{so}' LANGUAGE C;"
         f"CREATE FUNCTION noop_count_final(bytea) RETURNS int8 AS '{so}' LANGUAGE C;"
-        # private_count(alpha): a bytea state counted in place, one constant
+        # private_count(alpha) as planned (plan.cpp: alpha a direct argument):
+        # a bytea state counted in place, no argument
+        f"CREATE AGGREGATE noop_count(*) (SFUNC = noop_count_trans, STYPE = bytea, "
+        f"FINALFUNC = noop_count_final, INITCOND = '{ZEROS}');"
+        # private_count(alpha) as written, one constant; and private_count(x,
+        # alpha) as planned, noop_count(x)
         f"CREATE AGGREGATE noop_count(float8) (SFUNC = noop_count_trans, STYPE = bytea, "
         f"FINALFUNC = noop_count_final, INITCOND = '{ZEROS}');"
-        # private_count(x, alpha)
+        # private_count(x, alpha) as written
         f"CREATE AGGREGATE noop_count(float8, float8) (SFUNC = noop_count_trans, STYPE = bytea, "
         f"FINALFUNC = noop_count_final, INITCOND = '{ZEROS}');"
         # staircase_sum(x, eps, lower, upper), with sum(x)'s float8 state by value
@@ -72,11 +78,14 @@ def noop_sql(so):
 # (query, its built-in, the floor of its shape)
 QUERIES = [
     ("count(*)", None, None),
+    ("noop_count(*)", "count(*)", None),
     ("noop_count(0.5)", "count(*)", None),
-    ("private_count(0.5)", "count(*)", "noop_count(0.5)"),
+    ("private_count(0.5)", "count(*)", "noop_count(*)"),
+    ("gaussian_count(0.5)", "count(*)", "noop_count(*)"),
     ("count(x)", None, None),
+    ("noop_count(x)", "count(x)", None),
     ("noop_count(x, 0.5)", "count(x)", None),
-    ("private_count(x, 0.5)", "count(x)", "noop_count(x, 0.5)"),
+    ("private_count(x, 0.5)", "count(x)", "noop_count(x)"),
     ("sum(x)", None, None),
     ("noop_sum(x, 1.0, 0, 1000)", "sum(x)", None),
     ("noop_sum_ref(x, 1.0, 0, 1000)", "sum(x)", None),
@@ -102,11 +111,12 @@ def main():
                f"INSERT INTO t SELECT i % 1000, (i % 1001)::float8 FROM generate_series(1, {args.rows}) i;"
                "VACUUM ANALYZE t;" + noop_sql(so))
         # The no-ops do their shape's work: they count and sum as the built-ins.
-        got = s.psql("SELECT noop_count(0.5) = count(*), noop_count(x, 0.5) = count(x), "
+        got = s.psql("SELECT noop_count(*) = count(*), noop_count(0.5) = count(*), noop_count(x) = count(x), "
+                     "noop_count(x, 0.5) = count(x), "
                      "noop_sum(x, 1.0, 0, 1000) = sum(x), noop_sum_ref(x, 1.0, 0, 1000) = sum(x), "
                      "noop_sum_packed(x, '{1,0,1000}') = sum(x), "
                      "noop_sum_grid(x, 1.0, 0, 1000) = sum(round(least(greatest(x, 0), 1000) / 64)::int8) FROM t")[0]
-        if got != ["t"] * 6:
+        if got != ["t"] * 8:
             raise RuntimeError(f"the no-op aggregates do not count and sum as the built-ins: {got}")
         cpu = {q: [] for q in queries}
         for r in range(args.rounds):

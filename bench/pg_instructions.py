@@ -29,7 +29,8 @@ import pg_floor  # noqa: E402  (its no-op aggregates)
 
 QUERIES = ["sum(x)", "noop_sum_ref(x, 1.0, 0, 1000)", "noop_sum_packed(x, '{1,0,1000}')",
            "staircase_sum(x, 1.0, 0, 1000)", "laplace_sum(x, 1.0, 0, 1000)",
-           "count(*)", "private_count(0.5)", "var_samp(x)", "private_var(x, 1.0, 0, 1000)"]
+           "count(*)", "noop_count(*)", "noop_count(0.5)", "private_count(0.5)", "gaussian_count(0.5)",
+           "count(x)", "private_count(x, 0.5)", "var_samp(x)", "private_var(x, 1.0, 0, 1000)"]
 
 
 def psql(s, *commands):

@@ -37,7 +37,7 @@ extern "C" {
 PG_MODULE_MAGIC;
 
 // private_count's shape: a bytea state whose 8 bytes after the header count
-// in place (its arguments: x and alpha, or alpha alone, unread).
+// in place (its arguments, unread: x and alpha, alpha alone, x alone, or none).
 OPTDP_PG_FUNCTION(noop_count_trans) { return store(PG_GETARG_DATUM(0), load<int64>(PG_GETARG_DATUM(0)) + 1); }
 OPTDP_PG_FUNCTION(noop_count_final) { PG_RETURN_INT64(load<int64>(PG_GETARG_DATUM(0))); }
 

@@ -295,7 +295,11 @@ double count_param(FunctionCallInfo fcinfo, const char* function) {
 // gaussian_count): State is CountState; read(fcinfo, name) is the count's
 // count_param, which sets the function instance's CountParam on the first
 // call. (state, param) counts every row; (state, x, param) the rows whose x
-// is not NULL. Every call writes the parameter into a state that has none.
+// is not NULL; and so do (state) and (state, x), the calls whose constant
+// parameter the planner hook made their direct argument (plan.cpp). So a row
+// counts when the call has no argument but the state, or its first is not
+// NULL (a parameter never is by then: read_call refuses NULL before the scan).
+// Every call writes the parameter into a state that has none.
 template <class State, class Read>
 [[gnu::noinline]] bytea* count_rows_first_call(FunctionCallInfo fcinfo, const char* name, Read read) {
   bytea* st = state_arg<State>(fcinfo, name, name);
@@ -344,7 +348,7 @@ template <class State, class Read>
   } else {
     st = own_state(fcinfo);
   }
-  count_row(fcinfo, name, st, cache->value, PG_NARGS() == 2 || !PG_ARGISNULL(1));
+  count_row(fcinfo, name, st, cache->value, PG_NARGS() == 1 || !PG_ARGISNULL(1));
   PG_RETURN_BYTEA_P(st);
 }
 
@@ -367,7 +371,7 @@ Datum count_rows_trans(FunctionCallInfo fcinfo, const char* name, Read read) {
   std::memcpy(&want, &cache->value, sizeof want);
   if (have != want) [[unlikely]]
     return count_rows_general<State>(fcinfo, name, read);
-  if (PG_NARGS() == 2 || !PG_ARGISNULL(1)) {
+  if (PG_NARGS() == 1 || !PG_ARGISNULL(1)) {
     std::int64_t n;
     std::memcpy(&n, data + offsetof(CountState, rows), sizeof n);
     ++n;

@@ -238,9 +238,12 @@ void read_call(FunctionCallInfo fcinfo, const char* function, int first, CallPar
   if (const std::size_t len = strlen(agg);
       len > 6 && (strcmp(agg + len - 6, "_state") == 0 || strcmp(agg + len - 6, "_merge") == 0))
     check_state_key(agg);
-  out.nargs = 0;
+  // The call's own arguments: Aggref->args' non-resjunk entries, then the
+  // parameter that the planner hook moved to its direct arguments (plan.cpp).
+  int own = 0;
   for (ListCell* lc = list_head(a->args); lc != nullptr; lc = lnext(a->args, lc))
-    if (!static_cast<TargetEntry*>(lfirst(lc))->resjunk) ++out.nargs;
+    if (!static_cast<TargetEntry*>(lfirst(lc))->resjunk) ++own;
+  out.nargs = own + list_length(a->aggdirectargs);
   out.first = first < 0 ? out.nargs + first : first;
   out.count = 0;
   out.packed = false;
@@ -248,10 +251,15 @@ void read_call(FunctionCallInfo fcinfo, const char* function, int first, CallPar
     ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR), errmsg("%s: unexpected number of arguments", function)));
   for (int j = out.first; j < out.nargs; ++j) {
     // the call's own arguments come first in Aggref->args, in order
-    TargetEntry* te = static_cast<TargetEntry*>(list_nth(a->args, j));
-    if (te->resjunk)
-      ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR), errmsg("%s: unexpected arguments of the call", function)));
-    Expr* e = te->expr;
+    Expr* e;
+    if (j < own) {
+      TargetEntry* te = static_cast<TargetEntry*>(list_nth(a->args, j));
+      if (te->resjunk)
+        ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR), errmsg("%s: unexpected arguments of the call", function)));
+      e = te->expr;
+    } else {
+      e = static_cast<Expr*>(list_nth(a->aggdirectargs, j - own));
+    }
     const int i = out.count;
     if (i >= kMaxParams)
       ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR), errmsg("%s: unexpected number of arguments", function)));

@@ -1,21 +1,30 @@
-// optdp for PostgreSQL: the planner hook that hands the sums their constant
-// parameters as one array.
+// optdp for PostgreSQL: the planner hook that takes the constant parameters
+// out of the per-row work of the sums and the counts.
 //
 // nodeAgg evaluates every argument of an aggregate call on every row, the
 // constants included: for staircase_sum(x, eps, lower, upper) that is three
 // steps of the expression interpreter per row, which cost 2.5-4% of a serial
 // sum's CPU time over 2M rows, where one costs about 1% (bench/README.md,
-// "The sums' parameters as one array"). So, once
-// PostgreSQL has planned a statement, a call of staircase_sum or laplace_sum
-// over a float8 x whose 2 or 3 parameters are all non-NULL float8 constants
-// becomes a call of the same aggregate's form (x float8, params float8[])
-// (sql/75-packed.sql), with the parameters as one constant array in their
-// order. That form has the same transition, combine and final functions;
-// read_call (optdp_pg.cpp) reads the array as the parameters it holds, so the
-// admission, the charge, the state and the release are the same, and so are
-// the messages. The plan is the engine's own: only the Aggref's function and
-// arguments change, never which rows are read or what is computed from them;
-// the admission (release.cpp) then checks the plan as it will run.
+// "The sums' parameters as one array"). So, once PostgreSQL has planned a
+// statement:
+// - a call of staircase_sum or laplace_sum over a float8 x whose 2 or 3
+//   parameters are all non-NULL float8 constants becomes a call of the same
+//   aggregate's form (x float8, params float8[]) (sql/75-packed.sql), with the
+//   parameters as one constant array in their order. That form has the same
+//   transition, combine and final functions;
+// - a call of private_count or gaussian_count whose parameter (its last
+//   argument) is a non-NULL float8 constant keeps its aggregate, and the
+//   parameter becomes its direct argument (Aggref->aggdirectargs), which
+//   nodeAgg evaluates once per group for the final function and never per
+//   row; the transition function gets the rows' arguments alone (none, or x),
+//   as count_rows_trans (aggregate.hpp) expects (bench/README.md, "The
+//   counts' parameter as a direct argument").
+// read_call (optdp_pg.cpp) reads the array as the parameters it holds and a
+// direct argument as the call's last, so the admission, the charge, the state
+// and the release are the same, and so are the messages. The plan is the
+// engine's own: only the Aggref's function and arguments change, never which
+// rows are read or what is computed from them; the admission (release.cpp)
+// then checks the plan as it will run.
 //
 // Only a module loaded when the statement is planned rewrites it: with optdp
 // in shared_preload_libraries every statement, otherwise those planned after
@@ -127,10 +136,49 @@ void pack_call(Aggref* a) {
   a->aggfnoid = packed;
 }
 
+// Whether fn is optdp's private_count or gaussian_count whose last argument is
+// its float8 parameter: (alpha) or (x anyelement, alpha), and gaussian_count's
+// (rho) or (x, rho).
+bool direct_count(Oid fn) {
+  HeapTuple tuple = SearchSysCache1(PROCOID, ObjectIdGetDatum(fn));
+  if (!HeapTupleIsValid(tuple)) return false;
+  const auto* p = reinterpret_cast<Form_pg_proc>(GETSTRUCT(tuple));
+  const bool candidate =
+      p->prokind == PROKIND_AGGREGATE && (p->pronargs == 1 || p->pronargs == 2) &&
+      p->proargtypes.values[p->pronargs - 1] == FLOAT8OID &&
+      (strcmp(NameStr(p->proname), "private_count") == 0 || strcmp(NameStr(p->proname), "gaussian_count") == 0);
+  ReleaseSysCache(tuple);
+  if (!candidate) return false;
+  const Oid optdp = get_extension_oid("optdp", true);
+  return OidIsValid(optdp) && getExtensionOfObject(ProcedureRelationId, fn) == optdp;
+}
+
+// A count's parameter, when it is a non-NULL float8 constant, moved from the
+// call's arguments to its direct arguments, which nodeAgg evaluates once per
+// group for the final function, not once per row.
+void direct_call(Aggref* a) {
+  if (a->aggkind != AGGKIND_NORMAL || DO_AGGSPLIT_COMBINE(a->aggsplit) || a->aggorder != NIL ||
+      a->aggdistinct != NIL || a->aggdirectargs != NIL)
+    return;
+  const int n = list_length(a->args);
+  if ((n != 1 && n != 2) || list_length(a->aggargtypes) != n) return;
+  for (int i = 0; i < n; ++i)
+    if (static_cast<TargetEntry*>(list_nth(a->args, i))->resjunk) return;
+  Expr* last = static_cast<TargetEntry*>(list_nth(a->args, n - 1))->expr;
+  if (!IsA(last, Const)) return;
+  const auto* c = reinterpret_cast<const Const*>(last);
+  if (c->consttype != FLOAT8OID || c->constisnull) return;
+  if (!direct_count(a->aggfnoid)) return;
+  a->aggdirectargs = list_make1(last);
+  a->args = list_truncate(list_copy(a->args), n - 1);
+  a->aggargtypes = list_truncate(list_copy(a->aggargtypes), n - 1);
+}
+
 bool pack_walker(Node* node, void* context) {
   if (node == nullptr) return false;
   if (IsA(node, Aggref)) {
     pack_call(reinterpret_cast<Aggref*>(node));
+    direct_call(reinterpret_cast<Aggref*>(node));
     return false;
   }
   return expression_tree_walker(node, walker_cast(pack_walker), context);

@@ -368,6 +368,14 @@ class Audit(unittest.TestCase):
             self.assertLessEqual(eps_lb, claim, "%s on %r vs %r: %s" % (form, a, b, summary))
 
     def test_private_count(self):
+        # the releases audited are those of the calls as planned, with alpha
+        # their direct argument (plan.cpp), as the self-check's below
+        for form in ("private_count(0.5)", "private_count(x, 0.5)"):
+            plan = "\n".join(r[0] for r in SERVER.psql(
+                SERIAL + "SELECT dp_seed(1); EXPLAIN VERBOSE SELECT %s FROM generate_series(1, 2) trial "
+                "LEFT JOIN (VALUES (1::float8), (NULL)) d(x) ON true GROUP BY trial" % form)[1:])
+            self.assertIn("private_count(", plan)
+            self.assertNotIn("'0.5'::double precision", plan)
         self.check("private_count(0.5)", self.LN2, [([1, 2, 3], [1, 2, 3, 4])])
         self.check("private_count(x, 0.5)", self.LN2, [([], [7]), ([None, 1], [1, 1])])
 

@@ -237,6 +237,9 @@ PARAM_FORMS = [
     ("private_count_levels({P}, 0.75)", 0.5, COUNT, False),
     # the sums' array form (plan.cpp writes it; an analyst may too)
     ("staircase_sum(x, ARRAY[{P}, 0, 10])", 0.5, SUM, False),
+    # a count over x: plan.cpp makes a constant parameter its direct argument
+    # (as private_count({P})'s and gaussian_count({P})'s above)
+    ("private_count(x, {P})", 0.5, COUNT, False),
 ]
 # (expression, expected outcome, item, steps before, tried on every form):
 # constants, folded

@@ -1088,6 +1088,38 @@ class Inputs(unittest.TestCase):
                          [["integer"]])
 
 
+def check_explain_example(test, heading):
+    """The EXPLAIN block after `heading` in sql/reference.md, run on an empty
+    patients(income float8) once optdp is loaded: its output as printed."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "sql", "reference.md")
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    block = text[text.index(heading):]
+    block = block[block.index("```\n") + 4:]
+    lines = block[:block.index("```")].rstrip("\n").split("\n")
+    sql = lines[0].split("=# ", 1)[1]
+    SERVER.psql("DROP TABLE IF EXISTS patients; CREATE TABLE patients (income float8)")
+    try:
+        got = [r[0] for r in SERVER.psql("SELECT dp_version(); " + sql)[1:]]
+    finally:
+        SERVER.psql("DROP TABLE patients")
+    test.assertEqual(got, [line[1:] for line in lines[1:]])
+
+
+def generic_plan(prepare, sql):
+    """EXPLAIN VERBOSE of sql once optdp is loaded, after `prepare` (a PREPARE of
+    p), with generic plans forced."""
+    return "\n".join(r[0] for r in SERVER.psql(
+        PackedParams.LOAD + prepare + "SET plan_cache_mode = force_generic_plan; EXPLAIN VERBOSE " + sql)[1:])
+
+
+def ledger_database(db, budget):
+    """A new database db with optdp, the table t and a ledger of dp_ledger_attach(budget)."""
+    SERVER.psql("DROP DATABASE IF EXISTS %s; CREATE DATABASE %s" % (db, db))
+    SERVER.psql("CREATE EXTENSION optdp; CREATE TABLE t AS %s; ANALYZE t; SELECT dp_ledger_attach(%s)" % (TABLE, budget),
+                db=db)
+
+
 class PackedParams(unittest.TestCase):
     """The planner hook (plan.cpp): staircase_sum and laplace_sum calls whose
     parameters are float8 constants are planned in their (x, params float8[])
@@ -1116,9 +1148,7 @@ class PackedParams(unittest.TestCase):
                 ("SELECT staircase_sum(x, 1.0, 0, 10, 'l2') FROM t", "'l2'::text"),
                 ("SELECT staircase_sum(x::numeric, 1.0, 0, 10) FROM t", "'10'::double precision)"),
                 ("SELECT private_avg(x, 1.0, 0, 10) FROM t", "'10'::double precision)")):
-            plan = "\n".join(r[0] for r in SERVER.psql(
-                self.LOAD + "PREPARE p(float8) AS SELECT staircase_sum(x, $1, 0, 10) FROM t; "
-                "SET plan_cache_mode = force_generic_plan; EXPLAIN VERBOSE " + sql)[1:])
+            plan = generic_plan("PREPARE p(float8) AS SELECT staircase_sum(x, $1, 0, 10) FROM t; ", sql)
             self.assertIn(kept, plan, sql)
             self.assertNotIn("double precision[]", plan, sql)
 
@@ -1143,9 +1173,7 @@ class PackedParams(unittest.TestCase):
                 self.assertEqual(got[2], got[0], (call, mode, grouped))
 
     def test_the_same_charges(self):
-        SERVER.psql("DROP DATABASE IF EXISTS packed; CREATE DATABASE packed")
-        SERVER.psql("CREATE EXTENSION optdp; CREATE TABLE t AS %s; ANALYZE t; SELECT dp_ledger_attach(100.0)" % TABLE,
-                    db="packed")
+        ledger_database("packed", "100.0")
         for call in self.CALLS:
             name, params = call.split("(x, ")
             first, rest = params.split(", ", 1)
@@ -1172,20 +1200,7 @@ class PackedParams(unittest.TestCase):
                          "staircase_sum: eps must be a finite number > 0, but is -1")
 
     def test_the_references_example(self):
-        # sql/reference.md, "One array of parameters": its EXPLAIN, run
-        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "sql", "reference.md")
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-        block = text[text.index("**One array of parameters (PostgreSQL).**"):]
-        block = block[block.index("```\n") + 4:]
-        lines = block[:block.index("```")].rstrip("\n").split("\n")
-        sql = lines[0].split("=# ", 1)[1]
-        SERVER.psql("DROP TABLE IF EXISTS patients; CREATE TABLE patients (income float8)")
-        try:
-            got = [r[0] for r in SERVER.psql("SELECT dp_version(); " + sql)[1:]]
-        finally:
-            SERVER.psql("DROP TABLE patients")
-        self.assertEqual(got, [line[1:] for line in lines[1:]])
+        check_explain_example(self, "**One array of parameters (PostgreSQL).**")
 
     def test_an_aggregate_of_another_schema_is_not_rewritten(self):
         # a user's staircase_sum of the same arguments, with an array form of
@@ -1205,6 +1220,98 @@ class PackedParams(unittest.TestCase):
             rows = GROUPS * PER_GROUP * 2 // 3  # x = 2 in two rows of three
             self.assertEqual(SERVER.psql(self.LOAD + "SELECT mine.staircase_sum(x, 1.0, 0, 10) FROM t"),
                              [["seeded"], [str(2 * rows)]])
+        finally:
+            SERVER.psql("DROP SCHEMA mine CASCADE")
+
+
+class DirectCountParams(unittest.TestCase):
+    """The planner hook (plan.cpp): a private_count or gaussian_count call
+    whose parameter is a float8 constant is planned with the parameter as its
+    direct argument, which nodeAgg evaluates once per group, not per row: the
+    same releases, charges and messages as the call as written."""
+    LOAD = PackedParams.LOAD
+    CALLS = ["private_count(0.5)", "private_count(x, 0.5)", "gaussian_count(0.5)", "gaussian_count(x, 0.5)"]
+
+    def plan(self, sql, mode=SERIAL, db="postgres", load=LOAD):
+        return "\n".join(r[0] for r in SERVER.psql(load + mode + "EXPLAIN VERBOSE " + sql, db=db)[1:])
+
+    def test_the_parameter_is_a_direct_argument(self):
+        for call in self.CALLS:
+            name, args = call.split("(")
+            planned = "%s(%s)" % (name, "x" if args.startswith("x") else "")
+            for mode in (SERIAL, PARALLEL):
+                for sql in ("SELECT %s FROM t" % call, "SELECT k, %s FROM t GROUP BY k" % call):
+                    plan = self.plan(sql, mode)
+                    self.assertIn(planned, plan, sql)
+                    self.assertNotIn("'0.5'::double precision", plan, sql)
+
+    def test_other_calls_keep_their_form(self):
+        for sql, kept in (
+                # a query parameter in a generic plan
+                ("EXECUTE p(0.5)", "private_count(x, $1)"),
+                # another count: of levels
+                ("SELECT private_count_levels(0.5, 0.25) FROM t", "private_count_levels('0.5'::double precision"),
+                # a NULL parameter (refused when run, as written)
+                ("SELECT private_count(NULL::float8) FROM t", "private_count(NULL::double precision)")):
+            plan = generic_plan("PREPARE p(float8) AS SELECT private_count(x, $1) FROM t; ", sql)
+            self.assertIn(kept, plan, sql)
+
+    def test_the_same_releases(self):
+        # seeded: the rewritten call and the call with a query parameter in a
+        # generic plan (not rewritten: checked above) release the same values,
+        # which count the rows (x not NULL) as the built-ins do
+        for call in self.CALLS:
+            name, args = call.split("(")
+            prepared = "PREPARE p(float8) AS SELECT %s(%s$1) FROM t%%s; SET plan_cache_mode = force_generic_plan; " \
+                       "EXECUTE p(0.5)" % (name, "x, " if args.startswith("x") else "")
+            for mode, grouped in ((SERIAL, ""), (SERIAL, " GROUP BY k ORDER BY k"), (PARALLEL, "")):
+                got = [SERVER.psql(self.LOAD + mode + sql)[1:] for sql in (
+                    "SELECT %s FROM t%s" % (call, grouped), prepared % grouped)]
+                self.assertEqual(len(got[0]), GROUPS if grouped else 1)
+                self.assertEqual(got[1], got[0], (call, mode, grouped))
+        # and the noise is the count's: one count with and one without NULLs,
+        # seeded alike, differ by the rows of x NULL alone
+        rows = [SERVER.psql(self.LOAD + SERIAL + "SELECT %s FROM t" % c)[1][0] for c in self.CALLS[:2]]
+        self.assertEqual(int(rows[0]) - int(rows[1]), GROUPS * PER_GROUP // 3)
+
+    def test_the_same_charges(self):
+        ledger_database("direct", "100.0, 0.5")
+        for call in self.CALLS:
+            name, args = call.split("(")
+            self.assertNotIn("'0.5'", self.plan("SELECT %s FROM t" % call, db="direct", load="SELECT dp_version(); "))
+            SERVER.psql("SELECT %s FROM t; PREPARE p(float8) AS SELECT %s(%s$1) FROM t; "
+                        "SET plan_cache_mode = force_generic_plan; EXECUTE p(0.5)"
+                        % (call, name, "x, " if args.startswith("x") else ""), db="direct")
+        rows = SERVER.psql("SELECT function, epsilon, rho FROM dp_ledger_entries ORDER BY id", db="direct")
+        self.assertEqual(len(rows), 8)
+        for i in range(0, 8, 2):
+            self.assertEqual(rows[i], rows[i + 1], rows)
+        self.assertEqual([r[0] for r in rows[::2]], [c.split("(")[0] for c in self.CALLS])
+
+    def test_the_same_messages(self):
+        for sql, message in (
+                ("SELECT private_count(1.5) FROM t", "private_count: alpha must be in (0, 1), but is 1.5"),
+                ("SELECT private_count(x, 0) FROM t", "private_count: alpha must be in (0, 1), but is 0"),
+                ("SELECT k, private_count(0.5) OVER () FROM t", None)):
+            got = SERVER.error_of(self.LOAD + sql)
+            if message:
+                self.assertEqual(got, message, sql)
+            else:
+                self.assertIn("window functions", got, sql)
+
+    def test_the_references_example(self):
+        check_explain_example(self, "**The parameter as a direct argument (PostgreSQL).**")
+
+    def test_an_aggregate_of_another_schema_is_not_rewritten(self):
+        SERVER.psql("DROP SCHEMA IF EXISTS mine CASCADE; CREATE SCHEMA mine; "
+                    "CREATE FUNCTION mine.add(float8, float8) RETURNS float8 "
+                    "LANGUAGE sql IMMUTABLE AS 'SELECT $1 + $2'; "
+                    "CREATE AGGREGATE mine.private_count(float8) (SFUNC = mine.add, STYPE = float8, INITCOND = '0')")
+        try:
+            plan = self.plan("SELECT mine.private_count(0.5) FROM t")
+            self.assertIn("mine.private_count('0.5'::double precision)", plan)
+            self.assertEqual(SERVER.psql(self.LOAD + "SELECT mine.private_count(0.5) FROM t"),
+                             [["seeded"], [str(GROUPS * PER_GROUP // 2)]])
         finally:
             SERVER.psql("DROP SCHEMA mine CASCADE")
 
