@@ -4,7 +4,7 @@ of their shape: aggregates of pg_noop.so (bench/pg_noop.cpp) with the same
 arguments and kind of state that do nothing of optdp's. Serial plans, the
 backend's CPU time.
 
-    /usr/bin/python3 bench/pg_floor.py build-bench/postgres [--rows 2000000] [--rounds 15]
+    /usr/bin/python3 bench/pg_floor.py build-bench/postgres [--rows 2000000] [--rounds 15] [--only count]
 
 build-bench/postgres holds optdp_pg.so and pg_noop.so (bench/run.sh builds
 both; pg_noop.so is built when the benchmarks are on, OPTDP_BUILD_BENCH=ON).
@@ -101,11 +101,17 @@ def main():
     ap.add_argument("module_dir")
     ap.add_argument("--rows", type=int, default=2_000_000)
     ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--only", metavar="TEXT",
+                    help="only the queries that contain TEXT, with their built-ins and floors (e.g. count)")
     args = ap.parse_args()
+    chosen = QUERIES
+    if args.only:
+        keep = {x for q, base, floor in QUERIES if args.only in q for x in (q, base, floor) if x}
+        chosen = [e for e in QUERIES if e[0] in keep]
     so = os.path.abspath(os.path.join(args.module_dir, "pg_noop.so"))
     if not os.path.exists(so):
         sys.exit(f"{so} not found: build with -DOPTDP_BUILD_BENCH=ON (bench/run.sh)")
-    queries = [q for q, _, _ in QUERIES]
+    queries = [q for q, _, _ in chosen]
     with Server(args.module_dir, ["shared_buffers=1GB", "max_parallel_workers_per_gather=0"]) as s:
         s.psql("CREATE EXTENSION optdp; SELECT dp_seed(1); CREATE TABLE t (g int, x float8);"
                f"INSERT INTO t SELECT i % 1000, (i % 1001)::float8 FROM generate_series(1, {args.rows}) i;"
@@ -133,7 +139,7 @@ def main():
     print(f"rows: {args.rows:,}, rounds: {args.rounds}, serial, the backend's CPU time; ratios: medians of the "
           "per-round ratios [min-max]")
     print(f"{'query':34s} {'CPU ms':>7s}  {'/ built-in':>19s}  {'/ floor of its shape':>19s}")
-    for q, base, floor in QUERIES:
+    for q, base, floor in chosen:
         print(f"{q:34s} {statistics.median(cpu[q]):7.1f}  {ratio(q, base) if base else '':>19s}  "
               f"{ratio(q, floor) if floor else '':>19s}")
 

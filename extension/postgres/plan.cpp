@@ -155,7 +155,12 @@ bool direct_count(Oid fn) {
 
 // A count's parameter, when it is a non-NULL float8 constant, moved from the
 // call's arguments to its direct arguments, which nodeAgg evaluates once per
-// group for the final function, not once per row.
+// group for the final function, not once per row. nodeAgg passes the value on
+// to the final function as a second argument, which the counts' finals
+// (non-strict, of one declared argument) never read: they read the call, as
+// the transition does, through read_call. A transition state that the
+// planner shares with a call of the same transition and arguments that keeps
+// its form (private_count_state) counts the same rows either way.
 void direct_call(Aggref* a) {
   if (a->aggkind != AGGKIND_NORMAL || DO_AGGSPLIT_COMBINE(a->aggsplit) || a->aggorder != NIL ||
       a->aggdistinct != NIL || a->aggdirectargs != NIL)
