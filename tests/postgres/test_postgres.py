@@ -1288,6 +1288,20 @@ class DirectCountParams(unittest.TestCase):
             self.assertEqual(rows[i], rows[i + 1], rows)
         self.assertEqual([r[0] for r in rows[::2]], [c.split("(")[0] for c in self.CALLS])
 
+    def test_a_transition_state_shared_with_a_call_as_written(self):
+        # PostgreSQL's planner gives private_count(0.5) and private_count_state(0.5)
+        # one transition state (same transition, arguments and INITCOND); the
+        # first is rewritten, the second is not, and nodeAgg calls the
+        # transition as either one's: the same rows count, in either order
+        for call in ("private_count(0.5)", "private_count(x, 0.5)"):
+            state = call.replace("private_count(", "private_count_state(")
+            for mode in (SERIAL, PARALLEL):
+                alone = SERVER.psql(self.LOAD + mode + "SELECT %s FROM t" % call)[1]
+                self.assertEqual(SERVER.psql(self.LOAD + mode + "SELECT %s, %s IS NOT NULL FROM t" % (call, state))[1],
+                                 alone + ["t"], (call, mode))
+                self.assertEqual(SERVER.psql(self.LOAD + mode + "SELECT %s IS NOT NULL, %s FROM t" % (state, call))[1],
+                                 ["t"] + alone, (call, mode))
+
     def test_the_same_messages(self):
         for sql, message in (
                 ("SELECT private_count(1.5) FROM t", "private_count: alpha must be in (0, 1), but is 1.5"),
