@@ -73,6 +73,36 @@ bool agg_functions(Oid fn, AggFunctions& out) {
   return true;
 }
 
+// Whether fn is a member of optdp's extension (never found by search_path:
+// a user's aggregate of the same name and arguments is not).
+bool optdp_member(Oid fn) {
+  const Oid optdp = get_extension_oid("optdp", true);
+  return OidIsValid(optdp) && getExtensionOfObject(ProcedureRelationId, fn) == optdp;
+}
+
+// Whether a is a call that the hook may rewrite: a plain aggregate computed
+// from rows, not from partial states (the Finalize Aggregate of a parallel
+// plan keeps its form, and read_call follows it to its partial call, which
+// has the parameters), without ORDER BY, DISTINCT or direct arguments, whose
+// arguments are all its own (no resjunk entry).
+bool plain_call(const Aggref* a) {
+  if (a->aggkind != AGGKIND_NORMAL || DO_AGGSPLIT_COMBINE(a->aggsplit) || a->aggorder != NIL ||
+      a->aggdistinct != NIL || a->aggdirectargs != NIL)
+    return false;
+  ListCell* lc;
+  foreach (lc, a->args)
+    if (static_cast<const TargetEntry*>(lfirst(lc))->resjunk) return false;
+  return true;
+}
+
+// Argument i of the plain call a when it is a non-NULL float8 constant, else nullptr.
+const Const* float8_argument(const Aggref* a, int i) {
+  const Node* e = reinterpret_cast<const Node*>(static_cast<const TargetEntry*>(list_nth(a->args, i))->expr);
+  if (!IsA(e, Const)) return nullptr;
+  const auto* c = reinterpret_cast<const Const*>(e);
+  return c->consttype == FLOAT8OID && !c->constisnull ? c : nullptr;
+}
+
 // The form (x float8, params float8[]) of the aggregate fn, when fn is
 // optdp's staircase_sum or laplace_sum over float8 x and 2 or 3 float8
 // parameters: the aggregate of the same name and schema, of optdp's
@@ -96,34 +126,22 @@ Oid packed_form(Oid fn) {
   if (!HeapTupleIsValid(tuple)) return InvalidOid;
   const Oid packed = reinterpret_cast<Form_pg_proc>(GETSTRUCT(tuple))->oid;
   ReleaseSysCache(tuple);
-  const Oid optdp = get_extension_oid("optdp", true);
   AggFunctions a, b;
-  if (!OidIsValid(optdp) || getExtensionOfObject(ProcedureRelationId, fn) != optdp ||
-      getExtensionOfObject(ProcedureRelationId, packed) != optdp || !agg_functions(fn, a) ||
-      !agg_functions(packed, b) || a.transtype != b.transtype || a.combinefn != b.combinefn || a.finalfn != b.finalfn)
+  if (!optdp_member(fn) || !optdp_member(packed) || !agg_functions(fn, a) || !agg_functions(packed, b) ||
+      a.transtype != b.transtype || a.combinefn != b.combinefn || a.finalfn != b.finalfn)
     return InvalidOid;
   return packed;
 }
 
-// The call a, in its packed form when it has one (packed_form) and all its
-// parameters are non-NULL float8 constants; a call computed from partial
-// states (the Finalize Aggregate of a parallel plan) keeps its form, and
-// read_call follows it to its partial call, which has the parameters.
+// The plain call a (plain_call), in its packed form when it has one
+// (packed_form) and all its parameters are non-NULL float8 constants.
 void pack_call(Aggref* a) {
-  if (a->aggkind != AGGKIND_NORMAL || DO_AGGSPLIT_COMBINE(a->aggsplit) || a->aggorder != NIL ||
-      a->aggdistinct != NIL || a->aggdirectargs != NIL)
-    return;
   const int n = list_length(a->args);
   if (n != 3 && n != 4) return;
   Datum values[3];
-  for (int i = 0; i < n; ++i) {
-    const auto* te = static_cast<TargetEntry*>(list_nth(a->args, i));
-    if (te->resjunk) return;
-    if (i == 0) continue;
-    const Node* e = reinterpret_cast<Node*>(te->expr);
-    if (!IsA(e, Const)) return;
-    const auto* c = reinterpret_cast<const Const*>(e);
-    if (c->consttype != FLOAT8OID || c->constisnull) return;
+  for (int i = 1; i < n; ++i) {
+    const Const* c = float8_argument(a, i);
+    if (c == nullptr) return;
     values[i - 1] = c->constvalue;
   }
   const Oid packed = packed_form(a->aggfnoid);
@@ -148,33 +166,23 @@ bool direct_count(Oid fn) {
       p->proargtypes.values[p->pronargs - 1] == FLOAT8OID &&
       (strcmp(NameStr(p->proname), "private_count") == 0 || strcmp(NameStr(p->proname), "gaussian_count") == 0);
   ReleaseSysCache(tuple);
-  if (!candidate) return false;
-  const Oid optdp = get_extension_oid("optdp", true);
-  return OidIsValid(optdp) && getExtensionOfObject(ProcedureRelationId, fn) == optdp;
+  return candidate && optdp_member(fn);
 }
 
-// A count's parameter, when it is a non-NULL float8 constant, moved from the
-// call's arguments to its direct arguments, which nodeAgg evaluates once per
-// group for the final function, not once per row. nodeAgg passes the value on
+// The plain call a of a count (direct_count): its parameter, when it is a
+// non-NULL float8 constant, moved from the call's arguments to its direct
+// arguments, which nodeAgg evaluates once per group for the final function,
+// not once per row. nodeAgg passes the value on
 // to the final function as a second argument, which the counts' finals
 // (non-strict, of one declared argument) never read: they read the call, as
 // the transition does, through read_call. A transition state that the
 // planner shares with a call of the same transition and arguments that keeps
 // its form (private_count_state) counts the same rows either way.
 void direct_call(Aggref* a) {
-  if (a->aggkind != AGGKIND_NORMAL || DO_AGGSPLIT_COMBINE(a->aggsplit) || a->aggorder != NIL ||
-      a->aggdistinct != NIL || a->aggdirectargs != NIL)
-    return;
   const int n = list_length(a->args);
   if ((n != 1 && n != 2) || list_length(a->aggargtypes) != n) return;
-  for (int i = 0; i < n; ++i)
-    if (static_cast<TargetEntry*>(list_nth(a->args, i))->resjunk) return;
-  Expr* last = static_cast<TargetEntry*>(list_nth(a->args, n - 1))->expr;
-  if (!IsA(last, Const)) return;
-  const auto* c = reinterpret_cast<const Const*>(last);
-  if (c->consttype != FLOAT8OID || c->constisnull) return;
-  if (!direct_count(a->aggfnoid)) return;
-  a->aggdirectargs = list_make1(last);
+  if (float8_argument(a, n - 1) == nullptr || !direct_count(a->aggfnoid)) return;
+  a->aggdirectargs = list_make1(static_cast<TargetEntry*>(list_nth(a->args, n - 1))->expr);
   a->args = list_truncate(list_copy(a->args), n - 1);
   a->aggargtypes = list_truncate(list_copy(a->aggargtypes), n - 1);
 }
@@ -182,8 +190,13 @@ void direct_call(Aggref* a) {
 bool pack_walker(Node* node, void* context) {
   if (node == nullptr) return false;
   if (IsA(node, Aggref)) {
-    pack_call(reinterpret_cast<Aggref*>(node));
-    direct_call(reinterpret_cast<Aggref*>(node));
+    // A call is rewritten at most once: a packed sum's last argument is an
+    // array, and a count with a direct argument is no longer plain_call.
+    Aggref* a = reinterpret_cast<Aggref*>(node);
+    if (plain_call(a)) {
+      pack_call(a);
+      direct_call(a);
+    }
     return false;
   }
   return expression_tree_walker(node, walker_cast(pack_walker), context);
